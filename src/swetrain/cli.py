@@ -1,0 +1,67 @@
+"""The single ``swetrain`` command.
+
+Each layer contributes its sub-commands from its own ``<package>/cli.py`` through a
+``register(app: typer.Typer) -> None`` function, so layers stay independent and heavy imports
+(torch, transformers, ray) happen only inside the command that needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import typer
+
+app = typer.Typer(
+    name="swetrain",
+    help="Train software-engineering agents with RL (FC-SWE, category-aware experts).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+
+_LAYER_CLIS = (
+    "swetrain.env.cli",
+    "swetrain.tasks.cli",
+    "swetrain.policy.cli",
+    "swetrain.agent.cli",
+    "swetrain.rollout.cli",
+    "swetrain.train.cli",
+    "swetrain.label.cli",
+    "swetrain.eval.cli",
+    "swetrain.curriculum.cli",
+)
+
+
+def _register_layers() -> None:
+    for name in _LAYER_CLIS:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:  # layer not built yet: skip only its own absence
+            if exc.name == name:
+                continue
+            raise
+        module.register(app)
+
+
+@app.callback()
+def _root() -> None:
+    """swetrain: SWE tasks -> sandboxes -> agent -> verifier -> RL."""
+
+
+@app.command("version")
+def version() -> None:
+    """Print the swetrain version."""
+    from swetrain import __version__
+
+    typer.echo(__version__)
+
+
+_register_layers()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""swetrain.curriculum"""

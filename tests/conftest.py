@@ -1,0 +1,7 @@
+"""Shared test fixtures. Tests run on CPU, one torch thread, offline."""
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
