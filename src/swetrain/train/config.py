@@ -1,0 +1,247 @@
+"""Training recipes: pydantic-validated configs loaded from YAML, with ``key=value`` overrides.
+
+A recipe is a YAML file (``swetrain/train/recipes/<name>.yaml`` ships ``grpo``, ``fcswe`` and
+``minirl``) validated into :class:`TrainConfig`. Every section forbids unknown keys, so a typo is a
+clear error naming the dotted key. Command-line overrides use dotted keys, e.g.
+``algo.reward_scheme=broadcast rollout.group=4 optim.lr=1e-4``; values are parsed as YAML scalars.
+"""
+
+from __future__ import annotations
+
+import copy
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+RECIPES = ("grpo", "fcswe", "minirl")
+
+
+class ConfigError(ValueError):
+    """A recipe, config file or override is invalid. The message names the key and the problem."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class TasksConfig(_Section):
+    """Which tasks the policy trains on."""
+
+    source: str = "builtin"  # "builtin" (the built-in suite) or a path to a tasks file
+    split: str = "train"
+    limit: int | None = Field(default=None, ge=1)  # use only the first N tasks (after filtering)
+    shuffle: bool = True  # shuffle the task order once per pass (seeded)
+
+
+class RolloutConfig(_Section):
+    """How trajectories are sampled each step (FC-SWE: G chains x R attempts)."""
+
+    tasks_per_step: int = Field(default=4, ge=1)
+    group: int = Field(default=4, ge=1)  # G: independent chains per task
+    attempts: int = Field(default=1, ge=1)  # R: attempts per chain (R=2 for FC-SWE)
+    context_variant: Literal["patch+verifier", "patch-only", "none"] = "patch+verifier"
+    max_turns: int = Field(default=8, ge=1)
+    max_new_tokens: int = Field(default=96, ge=1)
+    max_context_tokens: int = Field(default=2048, ge=64)
+    context_budget_tokens: int = Field(default=384, ge=16)  # failure context budget
+    temperature: float = Field(default=1.0, gt=0.0)
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    workers: int = Field(default=1, ge=1)
+    backend: Literal["local", "ray"] = "local"
+
+
+class AlgoConfig(_Section):
+    """Rewards, advantages and the policy loss (swetrain.algos)."""
+
+    reward_scheme: Literal["local", "broadcast", "last"] = "local"
+    advantage: Literal["grpo", "rloo", "active_set"] = "grpo"
+    policy_loss: Literal["clipped", "minirl"] = "clipped"
+    loss_agg: Literal["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-segment-sum"] = (
+        "token-mean"
+    )
+    clip_low: float = Field(default=0.2, ge=0.0)
+    clip_high: float = Field(default=0.28, ge=0.0)
+    runtime_penalty: bool = True  # overwrite advantages of invalid assistant messages
+    invalid_penalty: float = -5.0
+    # Agentic-miniRL (seed 000)
+    kl_beta: float = Field(default=0.0, ge=0.0)  # K1 coefficient in the reward path
+    gamma: float = Field(default=1.0, ge=0.0, le=1.0)  # discount of the return-to-go
+    use_return_to_go: bool = False  # token-level returns (eq. 14) instead of a broadcast scalar
+    tis_cap: float = Field(default=2.0, gt=0.0)
+    eps_low: float = Field(default=0.2, ge=0.0)
+    eps_high: float = Field(default=0.28, ge=0.0)
+    adv_eps: float = Field(default=1e-6, gt=0.0)
+
+
+class OptimConfig(_Section):
+    """AdamW + cosine schedule with warmup + gradient clipping."""
+
+    lr: float = Field(default=1e-4, gt=0.0)
+    min_lr_ratio: float = Field(default=0.1, ge=0.0, le=1.0)
+    weight_decay: float = Field(default=0.0, ge=0.0)
+    betas: tuple[float, float] = (0.9, 0.999)
+    warmup_steps: int = Field(default=0, ge=0)  # in optimizer steps
+    grad_clip: float = Field(default=1.0, gt=0.0)
+    epochs: int = Field(default=1, ge=1)  # policy epochs over each step's rollouts
+    mini_batches: int = Field(default=1, ge=1)  # optimizer steps per epoch
+    micro_batch_tokens: int = Field(default=4096, ge=16)  # padded tokens per forward pass
+
+
+class TrainLoopConfig(_Section):
+    """Length of the run, checkpointing, precision and the distributed path."""
+
+    steps: int = Field(default=10, ge=0)
+    save_every: int = Field(default=5, ge=1)
+    keep_checkpoints: int = Field(default=2, ge=1)
+    precision: Literal["auto", "fp32", "bf16"] = "auto"  # auto: bf16 autocast on CUDA, fp32 on CPU
+    fsdp: Literal["auto", "off", "on"] = "auto"  # auto: FSDP only when torch.distributed has >1 rank
+    device: str = "auto"  # auto: cuda if available else cpu
+
+
+class LoggingConfig(_Section):
+    tensorboard: bool = True
+    wandb: bool = False
+    wandb_project: str = "swetrain"
+    progress: bool = True
+
+
+class TrainConfig(BaseModel):
+    """A full RL training recipe."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    recipe: str = "custom"
+    description: str = ""
+    seed: int = 0
+    policy: str = "tiny"  # policy spec for swetrain.policy.load_policy (a path, "tiny", "smollm2")
+    tasks: TasksConfig = Field(default_factory=TasksConfig)
+    rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    algo: AlgoConfig = Field(default_factory=AlgoConfig)
+    optim: OptimConfig = Field(default_factory=OptimConfig)
+    train: TrainLoopConfig = Field(default_factory=TrainLoopConfig)
+    logging: LoggingConfig = Field(default_factory=LoggingConfig)
+
+    @model_validator(mode="after")
+    def _recipe_rules(self) -> TrainConfig:
+        if self.algo.advantage == "active_set" and self.rollout.attempts < 2 and self.recipe == "fcswe":
+            raise ValueError("recipe fcswe needs rollout.attempts >= 2 (recovery chains)")
+        if self.algo.kl_beta > 0 and not self.algo.use_return_to_go:
+            raise ValueError("algo.kl_beta > 0 puts K1 in the reward path: set algo.use_return_to_go=true")
+        return self
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json"), sort_keys=False)
+
+
+# ----------------------------------------------------------------------------------------------
+# loading
+
+
+def recipe_path(name: str) -> Path:
+    """Path of a built-in recipe YAML."""
+    if name not in RECIPES:
+        raise ConfigError(f"unknown recipe {name!r}; choose one of {', '.join(RECIPES)}")
+    return Path(str(resources.files("swetrain.train") / "recipes" / f"{name}.yaml"))
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config file {path}: expected a mapping at the top level, got {type(data).__name__}")
+    return data
+
+
+def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """Recursively merge ``update`` into a copy of ``base`` (mappings merge, other values replace)."""
+    out = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"a.b.c=value"`` -> (["a","b","c"], value parsed as a YAML scalar/flow value)."""
+    if "=" not in text:
+        raise ConfigError(f"override {text!r}: expected key=value (e.g. optim.lr=1e-4)")
+    key, raw = text.split("=", 1)
+    key = key.strip()
+    if not key or any(not part for part in key.split(".")):
+        raise ConfigError(f"override {text!r}: empty key")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    return key.split("."), value
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply dotted ``key=value`` overrides; unknown keys are rejected by validation later."""
+    out = copy.deepcopy(data)
+    for text in overrides:
+        parts, value = parse_override(text)
+        node = out
+        for i, part in enumerate(parts[:-1]):
+            child = node.get(part)
+            if child is None:
+                child = {}
+                node[part] = child
+            if not isinstance(child, dict):
+                raise ConfigError(
+                    f"override {text!r}: {'.'.join(parts[: i + 1])} is a value ({child!r}), not a section"
+                )
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+def _format_validation_error(exc: ValidationError, origin: str) -> str:
+    lines = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "<root>"
+        if err["type"] == "extra_forbidden":
+            lines.append(f"{key}: unknown key")
+        else:
+            got = err.get("input")
+            shown = "" if isinstance(got, dict) else f" (got {got!r})"
+            lines.append(f"{key}: {err['msg']}{shown}")
+    return f"invalid training config ({origin}):\n  " + "\n  ".join(lines)
+
+
+def validate_config(data: dict[str, Any], origin: str = "config") -> TrainConfig:
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc, origin)) from None
+
+
+def load_config(
+    recipe: str | None = None,
+    config_file: str | Path | None = None,
+    overrides: list[str] | None = None,
+) -> TrainConfig:
+    """Recipe YAML, then ``config_file`` merged on top, then ``key=value`` overrides; validated."""
+    data: dict[str, Any] = {}
+    origin = []
+    if recipe:
+        data = _read_yaml(recipe_path(recipe))
+        origin.append(f"recipe {recipe}")
+    if config_file:
+        data = deep_merge(data, _read_yaml(Path(config_file)))
+        origin.append(f"file {config_file}")
+    if overrides:
+        data = apply_overrides(data, list(overrides))
+        origin.append("overrides " + " ".join(overrides))
+    return validate_config(data, ", ".join(origin) or "defaults")
