@@ -1,0 +1,321 @@
+"""From verified trajectories to a policy update: rewards -> advantages -> token advantages -> loss.
+
+Pure training math glued to a torch model; no rollout, no I/O. Used by :class:`~swetrain.train.rl.RLTrainer`
+and directly by the tests.
+
+* :func:`trajectory_advantages`: per-attempt rewards of each task's chains (``attempt_rewards``:
+  local / broadcast / last) and group-relative advantages over each task's rewarded attempts
+  (``get_advantage_estimator``: grpo / rloo / active_set). Rows the scheme leaves unrewarded, and
+  infrastructure failures, get NaN (they are not trained on).
+* :class:`PolicyUpdater`: recomputes old log-probs (pre-update policy) and, for Agentic-miniRL, the
+  frozen reference's log-probs; builds token advantages (scalar broadcast, or K1-in-reward +
+  return-to-go), applies the runtime penalty on invalid messages, then runs ``epochs`` x
+  ``mini_batches`` optimizer steps with micro-batches and gradient accumulation whose weighting
+  reproduces the full mini-batch loss exactly (token-mean: weight by trainable tokens; seq-mean
+  reductions: weight by trajectories with a trainable token).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from swetrain.train.batch import Batch, TrainSample, collate, plan_micro_batches, split_mini_batches, token_logprobs
+from swetrain.train.config import AlgoConfig, OptimConfig
+
+
+@dataclass
+class AttemptRecord:
+    """What the advantage estimator needs to know about one executed (or skipped) attempt."""
+
+    instance_id: str
+    chain: int
+    attempt: int
+    resolved: bool | None  # None: not executed / infrastructure failure (never scored)
+
+
+def trajectory_advantages(records: Sequence[AttemptRecord], algo: AlgoConfig) -> tuple[list[float], list[float]]:
+    """Rewards and scalar advantages of each record (NaN where the record is not trained on).
+
+    For each task, outcomes ``y[c, r]`` form a ``[G, R]`` matrix (NaN where not executed); the
+    reward scheme gives ``r[c, r]`` (FC-SWE: trajectory-local rewards), and all rewarded attempts of
+    the task form one comparison group (FC-SWE's active set V_x; for GRPO/RLOO with R = 1, the G
+    independent attempts).
+    """
+    from swetrain.algos import attempt_rewards, get_advantage_estimator
+
+    by_task: dict[str, list[int]] = defaultdict(list)
+    for i, rec in enumerate(records):
+        by_task[rec.instance_id].append(i)
+    rewards = [math.nan] * len(records)
+    for idxs in by_task.values():
+        g = max(records[i].chain for i in idxs) + 1
+        r_max = max(records[i].attempt for i in idxs) + 1
+        y = torch.full((g, r_max), math.nan)
+        for i in idxs:
+            rec = records[i]
+            if rec.resolved is not None:
+                y[rec.chain, rec.attempt] = 1.0 if rec.resolved else 0.0
+        r = attempt_rewards(y, algo.reward_scheme)
+        for i in idxs:
+            rewards[i] = float(r[records[i].chain, records[i].attempt])
+    est = get_advantage_estimator(algo.advantage)
+    rew = torch.tensor(rewards, dtype=torch.float64)
+    adv = est(rew, [rec.instance_id for rec in records], eps=algo.adv_eps)
+    advantages = [float(a) if not math.isnan(r) else math.nan for a, r in zip(adv.tolist(), rewards)]
+    return rewards, advantages
+
+
+def _autocast(device: torch.device, precision: str):
+    if precision == "bf16" or (precision == "auto" and device.type == "cuda"):
+        if device.type == "cuda" and torch.cuda.is_bf16_supported():
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        if precision == "bf16" and device.type == "cpu":
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
+class PolicyUpdater:
+    """Runs the policy-gradient update of one RL step on a causal LM (see the module docstring)."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        optimizer: torch.optim.Optimizer,
+        scheduler: Any,
+        algo: AlgoConfig,
+        optim: OptimConfig,
+        *,
+        pad_id: int = 0,
+        ref_model: torch.nn.Module | None = None,
+        precision: str = "auto",
+        device: torch.device | str = "cpu",
+        world_size: int = 1,
+        all_reduce: Any = None,
+    ) -> None:
+        from swetrain.algos.losses import get_policy_loss
+
+        self.model = model
+        self.optimizer = optimizer
+        self.scheduler = scheduler
+        self.algo = algo
+        self.optim = optim
+        self.pad_id = pad_id
+        self.ref_model = ref_model
+        self.precision = precision
+        self.device = torch.device(device)
+        self.world_size = world_size
+        self.all_reduce = all_reduce  # callable(tensor) -> summed tensor across ranks (FSDP path)
+        self.loss_fn = get_policy_loss(algo.policy_loss)
+        if algo.kl_beta > 0 and ref_model is None:
+            raise ValueError("algo.kl_beta > 0 needs a frozen reference model (ref_model)")
+
+    # ------------------------------------------------------------------ scoring
+    @torch.no_grad()
+    def _score(self, model: torch.nn.Module, samples: Sequence[TrainSample]) -> list[torch.Tensor]:
+        """Per-sample log-probs ``[len(sample)]`` under ``model`` (no grad, micro-batched)."""
+        was_training = model.training
+        model.eval()
+        out: list[torch.Tensor | None] = [None] * len(samples)
+        plan = plan_micro_batches([len(s.token_ids) for s in samples], self.optim.micro_batch_tokens)
+        for rows in plan:
+            batch = collate([samples[i] for i in rows], self.pad_id).to(self.device)
+            with _autocast(self.device, self.precision):
+                logp = token_logprobs(model, batch.input_ids, batch.attention_mask).float()
+            for j, i in enumerate(rows):
+                out[i] = logp[j, : len(samples[i].token_ids)].cpu()
+        model.train(was_training)
+        return out  # type: ignore[return-value]
+
+    def token_advantages(
+        self,
+        samples: Sequence[TrainSample],
+        old: Sequence[torch.Tensor],
+        ref: Sequence[torch.Tensor] | None,
+    ) -> tuple[list[torch.Tensor], dict[str, float]]:
+        """Per-token advantages of each sample (0 off the loss mask) and KL diagnostics.
+
+        Scalar advantages are broadcast to trainable tokens (FC-SWE, GRPO). With
+        ``use_return_to_go`` (Agentic-miniRL, seed 000 eq. 14) the scalar (RLOO-centred) return is
+        placed on the last trainable token, ``-beta * K1(old, ref)`` is added on every trainable
+        token, and the reverse cumulative sum gives A_t. Finally, when ``runtime_penalty`` is on,
+        every token of a flagged (invalid) assistant message gets ``invalid_penalty`` (FC-SWE: -5).
+        """
+        from swetrain.algos.kl import kl_metrics, returns_to_go, token_rewards_with_k1
+        from swetrain.algos.losses import apply_invalid_override
+
+        algo = self.algo
+        result: list[torch.Tensor] = []
+        k1s, k3s, n_tok = 0.0, 0.0, 0
+        for k, s in enumerate(samples):
+            mask = torch.as_tensor(s.loss_mask, dtype=torch.bool)
+            if isinstance(s.advantage, (list, tuple)):
+                adv = torch.as_tensor(s.advantage, dtype=torch.float32)
+            elif algo.use_return_to_go:
+                terminal = torch.tensor([float(s.advantage)])
+                lo = old[k].unsqueeze(0)
+                lr = ref[k].unsqueeze(0) if (ref is not None and algo.kl_beta > 0) else lo
+                rew = token_rewards_with_k1(terminal, lo, lr, mask.unsqueeze(0), algo.kl_beta)
+                adv = returns_to_go(rew, mask.unsqueeze(0), algo.gamma)[0].float()
+                if ref is not None and algo.kl_beta > 0 and mask.any():
+                    m = kl_metrics(lo, lr, mask.unsqueeze(0))
+                    n = int(mask.sum())
+                    k1s += m["kl/k1_mean"] * n
+                    k3s += m["kl/k3_mean"] * n
+                    n_tok += n
+            else:
+                adv = torch.full((len(s.token_ids),), float(s.advantage))
+            if algo.runtime_penalty and any(s.invalid):
+                inv = (torch.as_tensor(s.invalid, dtype=torch.bool) & mask).unsqueeze(0)
+                adv = apply_invalid_override(adv.unsqueeze(0), inv, algo.invalid_penalty)[0].float()
+            result.append(torch.where(mask, adv, torch.zeros_like(adv)))
+        metrics = {}
+        if n_tok:
+            metrics = {"kl/k1_mean": k1s / n_tok, "kl/k3_mean": k3s / n_tok}
+        return result, metrics
+
+    # ------------------------------------------------------------------ update
+    def _units(self, batch: Batch) -> torch.Tensor:
+        """Normalisation units of a (micro-)batch for the configured reduction."""
+        if self.algo.loss_agg == "token-mean":
+            return batch.loss_mask.sum()
+        return (batch.loss_mask.sum(dim=1) > 0).sum().to(torch.float32)
+
+    def update(self, samples: Sequence[TrainSample], generator: torch.Generator | None = None) -> dict[str, float]:
+        """One RL step's policy update on ``samples`` (trainable rows only); returns metrics."""
+        samples = [s for s in samples if s.n_trainable > 0 and not _is_nan(s.advantage)]
+        metrics: dict[str, float] = defaultdict(float)
+        if not samples:
+            return {"update/skipped": 1.0}
+        old = self._score(self.model, samples)
+        ref = self._score(self.ref_model, samples) if (self.ref_model is not None and self.algo.kl_beta > 0) else None
+        token_adv, kl = self.token_advantages(samples, old, ref)
+        prepared = []
+        for k, s in enumerate(samples):
+            prepared.append((s, old[k], token_adv[k]))
+        params = self._loss_params()
+        n_opt = 0
+        self.model.train()
+        for _epoch in range(self.optim.epochs):
+            for rows in split_mini_batches(len(prepared), self.optim.mini_batches, generator):
+                mini = [prepared[i] for i in rows]
+                plan = plan_micro_batches([len(p[0].token_ids) for p in mini], self.optim.micro_batch_tokens)
+                batches = [self._make_batch([mini[i] for i in micro]) for micro in plan]
+                total = sum(self._units(b) for b in batches)
+                total = torch.as_tensor(total, dtype=torch.float32)
+                if self.all_reduce is not None:
+                    total = self.all_reduce(total.to(self.device)).cpu()
+                if float(total) <= 0:
+                    continue
+                self.optimizer.zero_grad(set_to_none=True)
+                for b in batches:
+                    b = b.to(self.device)
+                    with _autocast(self.device, self.precision):
+                        logp = token_logprobs(self.model, b.input_ids, b.attention_mask).float()
+                    loss, m = self.loss_fn(
+                        logp,
+                        b.old_logprobs,
+                        b.advantages,
+                        b.loss_mask,
+                        logp_behavior=b.behavior_logprobs,
+                        segment_ids=b.segment_ids,
+                        agg=self.algo.loss_agg,
+                        **params,
+                    )
+                    weight = float(self._units(b)) / float(total)
+                    # FSDP averages gradients over ranks; multiply back so the global loss is exact
+                    (loss * weight * self.world_size).backward()
+                    metrics["loss"] += float(loss.detach()) * weight
+                    for key, value in m.items():
+                        metrics[key] += float(value) * weight
+                grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.grad_clip)
+                metrics["grad_norm"] += float(grad_norm)
+                self.optimizer.step()
+                if self.scheduler is not None:
+                    self.scheduler.step()
+                n_opt += 1
+        out = {k: v / max(n_opt, 1) for k, v in metrics.items()}
+        out.update(kl)
+        out["update/optimizer_steps"] = float(n_opt)
+        out["update/trajectories"] = float(len(samples))
+        out["update/trainable_tokens"] = float(sum(s.n_trainable for s in samples))
+        adv_tok = torch.cat([a[torch.as_tensor(s.loss_mask, dtype=torch.bool)] for s, _, a in prepared])
+        out["adv/token_mean"] = float(adv_tok.mean()) if adv_tok.numel() else 0.0
+        out["adv/token_abs_max"] = float(adv_tok.abs().max()) if adv_tok.numel() else 0.0
+        return out
+
+    def _make_batch(self, items: Sequence[tuple[TrainSample, torch.Tensor, torch.Tensor]]) -> Batch:
+        batch = collate([s for s, _, _ in items], self.pad_id)
+        t = batch.input_ids.shape[1]
+        old = torch.zeros((len(items), t))
+        adv = torch.zeros((len(items), t))
+        behavior = batch.behavior_logprobs.clone()
+        for j, (s, o, a) in enumerate(items):
+            n = len(s.token_ids)
+            old[j, :n] = o
+            adv[j, :n] = a
+            if not s.meta.get("has_behavior_logprobs", True):
+                behavior[j, :n] = o  # no rollout log-probs recorded: no TIS correction
+        batch.old_logprobs = old * batch.loss_mask
+        batch.advantages = adv * batch.loss_mask
+        batch.behavior_logprobs = behavior * batch.loss_mask
+        return batch
+
+    def _loss_params(self) -> dict[str, float]:
+        a = self.algo
+        if a.policy_loss == "clipped":
+            return {"clip_low": a.clip_low, "clip_high": a.clip_high}
+        return {"tis_cap": a.tis_cap, "eps_low": a.eps_low, "eps_high": a.eps_high}
+
+
+def sample_from_trajectory(traj: Any, advantage: float, reward: float = math.nan) -> TrainSample:
+    """A :class:`TrainSample` from a :class:`swetrain.agent.trajectory.Trajectory`.
+
+    Loss mask = the assistant mask (ids generated in this trajectory; the prompt, copied failure
+    context and observations are 0); invalid tokens = tokens of flagged assistant turns. A
+    trajectory whose behaviour log-probs are all exactly 0 on generated ids (a scripted policy)
+    is marked as having none, so no importance correction is applied to it.
+    """
+    traj.check()
+    mask = [int(m) for m in traj.assistant_mask]
+    behavior = [float(x) for x in traj.behavior_logprobs]
+    has_behavior = any(b != 0.0 for b, m in zip(behavior, mask) if m)
+    return TrainSample(
+        token_ids=list(traj.token_ids),
+        loss_mask=mask,
+        segment_ids=[int(x) for x in traj.segment_ids],
+        behavior_logprobs=behavior,
+        invalid=list(traj.invalid_token_mask),
+        advantage=advantage,
+        reward=reward,
+        group=traj.instance_id,
+        meta={
+            "has_behavior_logprobs": has_behavior,
+            "chain": traj.chain,
+            "attempt": traj.attempt,
+            "resolved": bool(traj.resolved),
+        },
+    )
+
+
+def _is_nan(value: float | list[float]) -> bool:
+    return isinstance(value, float) and math.isnan(value)
+
+
+def cosine_with_warmup(optimizer: torch.optim.Optimizer, warmup: int, total: int, min_ratio: float):
+    """LambdaLR: linear warmup over ``warmup`` steps, then cosine decay to ``min_ratio`` at ``total``."""
+
+    def factor(step: int) -> float:
+        if warmup > 0 and step < warmup:
+            return (step + 1) / warmup
+        span = max(1, total - warmup)
+        progress = min(1.0, max(0.0, (step - warmup) / span))
+        return min_ratio + (1.0 - min_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, factor)
