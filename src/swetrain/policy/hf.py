@@ -1,0 +1,362 @@
+"""The ``hf`` backend: any transformers causal LM from a local folder, on CPU or CUDA.
+
+Generation is our own batched sampling loop over the model's KV cache (left padding, explicit
+attention mask and position ids) so that the ids returned are exactly the ids sampled and their
+behaviour log-probs are computed from the very logits that were sampled from.
+
+Log-prob convention (the same in ``generate``, ``score`` and the OpenAI-compatible server):
+
+    behaviour logprob_t = log_softmax(logits_t / T)[token_t]          (T = temperature; T=1 if greedy)
+
+i.e. the temperature-scaled model distribution, *before* top-p truncation (vLLM's
+``logprobs_mode="processed_logprobs"`` without top-p/top-k). ``score(..., temperature=T)`` recomputes
+exactly this quantity, so ``generate`` with ``temperature=T`` and ``score`` with the same ``T``
+agree up to float error. With ``top_p < 1`` the tokens are sampled from the renormalised nucleus but
+the log-probs stay those of the untruncated tempered distribution.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from swetrain.policy.base import Generation, GenerationConfig
+
+log = logging.getLogger(__name__)
+
+
+def resolve_device(device: str | None):
+    import torch
+
+    if device is None or device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: Any, device) -> Any:
+    """``None``/"auto" -> float32 on CPU, bfloat16 on CUDA; strings like "float32" are accepted."""
+    import torch
+
+    if dtype is None or dtype == "auto":
+        return torch.bfloat16 if device.type == "cuda" else torch.float32
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    value = getattr(torch, str(dtype).removeprefix("torch."), None)
+    if not isinstance(value, torch.dtype):
+        raise ValueError(f"dtype={dtype!r}: not a torch dtype (try 'float32', 'bfloat16', 'float16')")
+    return value
+
+
+def validate_config(config: GenerationConfig) -> None:
+    if not isinstance(config.max_new_tokens, int) or config.max_new_tokens < 1:
+        raise ValueError(f"GenerationConfig.max_new_tokens={config.max_new_tokens!r}: must be an int >= 1")
+    if config.temperature < 0:
+        raise ValueError(f"GenerationConfig.temperature={config.temperature!r}: must be >= 0 (0 = greedy)")
+    if not 0 < config.top_p <= 1:
+        raise ValueError(f"GenerationConfig.top_p={config.top_p!r}: must be in (0, 1]")
+
+
+def validate_ids(sequences: list[list[int]], vocab_size: int, what: str) -> None:
+    if not isinstance(sequences, list):
+        raise TypeError(f"{what}: expected a list of token-id lists, got {type(sequences).__name__}")
+    for i, seq in enumerate(sequences):
+        if not isinstance(seq, (list, tuple)) or not seq:
+            raise ValueError(f"{what}[{i}]: expected a non-empty list of token ids, got {seq!r:.80}")
+        for tok in seq:
+            if not isinstance(tok, int) or isinstance(tok, bool) or not 0 <= tok < vocab_size:
+                raise ValueError(f"{what}[{i}]: token id {tok!r} is not an int in [0, {vocab_size})")
+
+
+def eos_token_ids(model: Any, tokenizer: Any) -> set[int]:
+    """EOS ids from the generation config, the model config and the tokenizer."""
+    ids: set[int] = set()
+    for source in (getattr(model, "generation_config", None), getattr(model, "config", None), tokenizer):
+        value = getattr(source, "eos_token_id", None) if source is not None else None
+        if value is None:
+            continue
+        ids.update([value] if isinstance(value, int) else list(value))
+    return ids
+
+
+def sample_next(logits, temperature: float, top_p: float, generators: list) -> tuple[Any, Any]:
+    """Pick one token per row and its behaviour log-prob.
+
+    logits: [B, V] float32. Returns (tokens [B] long, logprobs [B] float32) where
+    logprobs = log_softmax(logits / T)[token] (T=1 when greedy, ``temperature == 0``).
+    """
+    import torch
+
+    if temperature == 0:
+        logp = torch.log_softmax(logits, dim=-1)
+        tokens = logits.argmax(dim=-1)
+        return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
+    logp = torch.log_softmax(logits / temperature, dim=-1)
+    probs = logp.exp()
+    if top_p < 1.0:
+        sorted_probs, order = probs.sort(dim=-1, descending=True)
+        before = sorted_probs.cumsum(dim=-1) - sorted_probs  # mass strictly above each token
+        sorted_probs = sorted_probs.masked_fill(before >= top_p, 0.0)
+        probs = torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+    tokens = torch.empty(logits.shape[0], dtype=torch.long, device=logits.device)
+    for row, generator in enumerate(generators):
+        tokens[row] = torch.multinomial(probs[row], 1, generator=generator)[0]
+    return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
+
+
+def _cache_of(output: Any) -> Any:
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
+def _left_pad(sequences: list[list[int]], pad_id: int, device):
+    """[B, L] ids, attention mask and position ids for left-padded sequences."""
+    import torch
+
+    width = max(len(s) for s in sequences)
+    ids = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    mask = torch.zeros((len(sequences), width), dtype=torch.long)
+    for row, seq in enumerate(sequences):
+        ids[row, width - len(seq) :] = torch.tensor(seq, dtype=torch.long)
+        mask[row, width - len(seq) :] = 1
+    positions = (mask.cumsum(dim=-1) - 1).clamp(min=0)
+    return ids.to(device), mask.to(device), positions.to(device)
+
+
+def sequence_logprobs(
+    model: Any,
+    sequences: list[list[int]],
+    starts: list[int],
+    *,
+    temperature: float = 1.0,
+    pad_id: int = 0,
+    max_batch_tokens: int = 16384,
+) -> list[Any]:
+    """log_softmax(logits/T)[seq[t]] for t in [start, len) for each sequence, batched.
+
+    Returns one 1-D float32 tensor per sequence (length ``len - start``). Gradients flow when called
+    outside ``torch.no_grad`` (the trainer can use it on ``HFPolicy.model``). Sequences are grouped
+    by length into left-padded micro-batches of at most ``max_batch_tokens`` padded tokens, and only
+    the logits of the last ``max(len - start) + 1`` columns are materialised.
+    """
+    import torch
+
+    device = next(model.parameters()).device
+    scale = 1.0 if temperature == 0 else temperature
+    order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
+    results: list[Any] = [None] * len(sequences)
+    batch: list[int] = []
+
+    def flush() -> None:
+        if not batch:
+            return
+        seqs = [sequences[i] for i in batch]
+        ids, mask, positions = _left_pad(seqs, pad_id, device)
+        keep = max(len(sequences[i]) - starts[i] for i in batch) + 1
+        try:
+            logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False, logits_to_keep=keep).logits
+        except TypeError:  # model without logits_to_keep
+            logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False).logits[:, -keep:]
+        logp = torch.log_softmax(logits.float() / scale, dim=-1)  # [B, keep, V]
+        for row, i in enumerate(batch):
+            n = len(sequences[i]) - starts[i]
+            targets = ids[row, ids.shape[1] - n :]  # the last n tokens
+            rows = logp[row, keep - 1 - n : keep - 1]  # logits predicting them
+            results[i] = rows.gather(-1, targets[:, None]).squeeze(-1)
+        batch.clear()
+
+    for i in order:
+        width = len(sequences[i])
+        if batch and width * (len(batch) + 1) > max_batch_tokens:
+            flush()
+        batch.append(i)
+    flush()
+    return results
+
+
+class HFPolicy:
+    """A transformers causal LM as a swetrain ``Policy`` (generate / score / sync_weights)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike | None = None,
+        *,
+        device: str | None = None,
+        dtype: Any = None,
+        model: Any = None,
+        tokenizer: Any = None,
+        attn_implementation: str | None = "sdpa",
+    ) -> None:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from swetrain.policy.threads import configure_torch_threads
+
+        configure_torch_threads()
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.path = Path(path) if path is not None else None
+        if model is None:
+            if self.path is None:
+                raise ValueError("HFPolicy: give a model folder (path) or a loaded model")
+            if not (self.path / "config.json").is_file():
+                raise FileNotFoundError(f"HFPolicy path {self.path}: no config.json (not a transformers model folder)")
+            kwargs: dict[str, Any] = {"dtype": self.dtype}
+            if attn_implementation:
+                kwargs["attn_implementation"] = attn_implementation
+            model = AutoModelForCausalLM.from_pretrained(self.path, **kwargs)
+        self.model = model.to(self.device).eval()
+        if tokenizer is None:
+            source = self.path or getattr(model, "name_or_path", None)
+            if not source:
+                raise ValueError("HFPolicy: give a tokenizer when the model has no path")
+            tokenizer = AutoTokenizer.from_pretrained(source)
+        self.tokenizer = tokenizer
+        self.version = 0
+        self.vocab_size = int(self.model.get_input_embeddings().weight.shape[0])
+        self.eos_ids = eos_token_ids(self.model, tokenizer)
+        pad = tokenizer.pad_token_id
+        self.pad_id = int(pad) if pad is not None else min(self.eos_ids or {0})
+        self.max_positions = int(getattr(self.model.config, "max_position_embeddings", 0) or 0) or None
+        self._torch = torch
+        # transformers >= 5.2x names the KV cache argument ``cache`` (``past_key_values`` before)
+        params = inspect.signature(self.model.forward).parameters
+        self._cache_arg = "cache" if "cache" in params else "past_key_values"
+
+    # ------------------------------------------------------------------ generate
+    def generate(self, prompts: list[list[int]], config: GenerationConfig | None = None) -> list[Generation]:
+        """Sample one continuation per prompt (left-padded batch, KV cache).
+
+        Row ``i`` samples with its own generator seeded ``config.seed + i`` (when a seed is given),
+        so a fixed seed reproduces the batch exactly. Generation stops after a token in
+        ``config.stop_token_ids`` or an EOS id (finish_reason "stop", the stop token is included in
+        ``token_ids``) or after ``max_new_tokens`` (or the model's context) ("length").
+        """
+        torch = self._torch
+        config = config or GenerationConfig()
+        validate_config(config)
+        validate_ids(prompts, self.vocab_size, "prompts")
+        if not prompts:
+            return []
+        budget = config.max_new_tokens
+        if self.max_positions:
+            longest = max(len(p) for p in prompts)
+            if longest >= self.max_positions:
+                raise ValueError(
+                    f"prompts: a prompt of {longest} tokens leaves no room in the model's context of {self.max_positions}"
+                )
+        stops = set(config.stop_token_ids) | self.eos_ids
+        generators = []
+        for row in range(len(prompts)):
+            generator = torch.Generator(device=self.device)
+            if config.seed is not None:
+                generator.manual_seed(int(config.seed) + row)
+            else:
+                generator.seed()
+            generators.append(generator)
+
+        batch = len(prompts)
+        lengths = torch.tensor([len(p) for p in prompts], device=self.device)
+        limits = [budget if not self.max_positions else min(budget, self.max_positions - len(p)) for p in prompts]
+        out_ids: list[list[int]] = [[] for _ in prompts]
+        out_lps: list[list[float]] = [[] for _ in prompts]
+        reasons: list[str | None] = [None] * batch
+        with torch.inference_mode():
+            ids, mask, positions = _left_pad(prompts, self.pad_id, self.device)
+            try:
+                out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
+            except TypeError:  # model without logits_to_keep
+                out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+            cache = _cache_of(out)
+            step = 0
+            while True:
+                logits = out.logits[:, -1, :].float()
+                tokens, lps = sample_next(logits, config.temperature, config.top_p, generators)
+                tok_list, lp_list = tokens.tolist(), lps.tolist()
+                for row in range(batch):
+                    if reasons[row] is not None:
+                        continue
+                    out_ids[row].append(tok_list[row])
+                    out_lps[row].append(lp_list[row])
+                    if tok_list[row] in stops:
+                        reasons[row] = "stop"
+                    elif len(out_ids[row]) >= limits[row]:
+                        reasons[row] = "length"
+                if all(r is not None for r in reasons):
+                    break
+                step += 1
+                feed = torch.tensor(
+                    [t if reasons[r] is None else self.pad_id for r, t in enumerate(tok_list)], device=self.device
+                )[:, None]
+                mask = torch.cat([mask, torch.ones((batch, 1), dtype=mask.dtype, device=self.device)], dim=1)
+                positions = (lengths + step - 1)[:, None]
+                out = self.model(
+                    input_ids=feed, attention_mask=mask, position_ids=positions, use_cache=True, **{self._cache_arg: cache}
+                )
+                cache = _cache_of(out)
+        return [self._generation(out_ids[r], out_lps[r], reasons[r] or "length") for r in range(batch)]
+
+    def _generation(self, ids: list[int], lps: list[float], reason: str) -> Generation:
+        shown = ids[:-1] if reason == "stop" else ids
+        text = self.tokenizer.decode(shown, skip_special_tokens=False)
+        return Generation(token_ids=ids, logprobs=lps, text=text, finish_reason=reason)
+
+    # --------------------------------------------------------------------- score
+    def score(
+        self,
+        sequences: list[list[int]],
+        starts: list[int] | None = None,
+        *,
+        temperature: float = 1.0,
+        max_batch_tokens: int = 16384,
+    ) -> list[list[float]]:
+        """log_softmax(logits/T)[seq[t]] for t in [start, len) (start >= 1, default 1), no grad."""
+        validate_ids(sequences, self.vocab_size, "sequences")
+        starts = check_starts(sequences, starts)
+        if temperature < 0:
+            raise ValueError(f"temperature={temperature!r}: must be >= 0")
+        with self._torch.inference_mode():
+            rows = sequence_logprobs(
+                self.model, sequences, starts, temperature=temperature, pad_id=self.pad_id, max_batch_tokens=max_batch_tokens
+            )
+        return [row.tolist() for row in rows]
+
+    # ----------------------------------------------------------------- weights
+    def sync_weights(self, state_dict: Mapping[str, Any] | Iterable[tuple[str, Any]], *, strict: bool = True) -> None:
+        """Copy trainer weights into the model (cast to its device/dtype) and bump ``version``.
+
+        Every key must name a parameter or buffer of the model. With ``strict`` (default) every
+        parameter must be given, except tied weights (e.g. ``lm_head.weight`` tied to the embeddings).
+        """
+        torch = self._torch
+        items = dict(state_dict.items() if isinstance(state_dict, Mapping) else state_dict)
+        own = self.model.state_dict()
+        unknown = sorted(set(items) - set(own))
+        if unknown:
+            raise KeyError(f"sync_weights: {len(unknown)} unknown key(s), e.g. {unknown[:3]}")
+        if strict:  # tied parameters share storage: giving either name covers both
+            given = {own[k].data_ptr() for k in items}
+            missing = [k for k, p in self.model.named_parameters() if p.data_ptr() not in given]
+            if missing:
+                raise KeyError(f"sync_weights: {len(missing)} parameter(s) missing, e.g. {missing[:3]} (strict=False to allow)")
+        with torch.no_grad():
+            for key, value in items.items():
+                target = own[key]
+                if tuple(value.shape) != tuple(target.shape):
+                    raise ValueError(f"sync_weights: {key} has shape {tuple(value.shape)}, model expects {tuple(target.shape)}")
+                target.copy_(value.detach().to(device=target.device, dtype=target.dtype))
+        self.version += 1
+
+
+def check_starts(sequences: list[list[int]], starts: list[int] | None) -> list[int]:
+    if starts is None:
+        return [1] * len(sequences)
+    if len(starts) != len(sequences):
+        raise ValueError(f"starts: {len(starts)} values for {len(sequences)} sequences")
+    for i, (seq, start) in enumerate(zip(sequences, starts)):
+        if not isinstance(start, int) or not 1 <= start <= len(seq):
+            raise ValueError(f"starts[{i}]={start!r}: must be an int in [1, {len(seq)}] (len of sequences[{i}])")
+    return list(starts)
