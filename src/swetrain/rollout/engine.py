@@ -1,0 +1,415 @@
+"""``RolloutEngine``: tasks x G chains x up to R attempts over workers, into a TrajectoryStore.
+
+Unit of work: one *chain job* (task, chain c) = create a fresh workspace, run a
+:class:`~swetrain.agent.chains.RecoveryChain` (attempts 1..R, reset between), close the workspace.
+At most ``workers`` chain jobs run at once, so at most ``workers`` workspaces exist at once.
+
+Backends (same chain code, same records for a fixed seed):
+
+* ``local``: a thread pool in this process. Threads suffice because the heavy parts either
+  release the GIL (tool commands and the verifier are subprocesses; torch kernels release it) or
+  must be shared (one policy model in memory, not one per worker). Calls into the policy are
+  serialised by a lock unless the policy says ``thread_safe = True``, so a transformers model is
+  never entered by two threads at once.
+* ``ray``: ``workers`` Ray actors (``ray.init(num_cpus=..., include_dashboard=False)`` on this
+  machine by default, or an ``address``). Each actor builds its own policy from a *spec* (a
+  ``swetrain.policy.load_policy`` string, ``scripted:...``, or a picklable zero-argument factory)
+  and runs the very same :func:`run_chain_job`; results come back as rows, and only the driver
+  writes the store.
+
+Generation seeds derive from (seed, instance_id, chain, attempt, turn) with a stable hash, so the
+schedule (which worker, in which order) does not change any record.
+
+Infra failures (:class:`~swetrain.agent.loop.InfraError`: sandbox/workspace errors, tool-runner
+crashes, verifier crashes or ``infra_failure`` verdicts) retry the whole chain up to
+``max_infra_retries`` times and are never scored. A chain that still fails is reported and its
+task is skipped (its remaining chains are not started).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swetrain.agent.chains import CONTEXT_VARIANTS, RecoveryChain
+from swetrain.agent.loop import EpisodeLimits, InfraError
+from swetrain.agent.trajectory import Trajectory
+from swetrain.policy.base import GenerationConfig
+from swetrain.rollout.store import TrajectoryStore
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("local", "ray")
+
+
+@dataclass
+class RolloutConfig:
+    """What to sample: G chains per task, up to R attempts each, and how."""
+
+    group: int = 8
+    attempts: int = 2
+    context_variant: str = "patch+verifier"
+    context_budget_tokens: int = 2048
+    limits: EpisodeLimits = field(default_factory=EpisodeLimits)
+    seed: int = 0
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_infra_retries: int = 2
+    verify_timeout_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        if self.group < 1:
+            raise ValueError(f"group must be >= 1, got {self.group}")
+        if self.attempts < 1:
+            raise ValueError(f"attempts must be >= 1, got {self.attempts}")
+        if self.context_variant not in CONTEXT_VARIANTS:
+            raise ValueError(f"context_variant {self.context_variant!r} is not one of {', '.join(CONTEXT_VARIANTS)}")
+        if self.max_infra_retries < 0:
+            raise ValueError(f"max_infra_retries must be >= 0, got {self.max_infra_retries}")
+
+    def chain_runner(self) -> RecoveryChain:
+        return RecoveryChain(self.attempts, self.context_variant, self.context_budget_tokens, self.limits)
+
+    def gen_config(self) -> GenerationConfig:
+        return GenerationConfig(max_new_tokens=self.limits.max_tokens_per_call, temperature=self.temperature, top_p=self.top_p)
+
+
+@dataclass
+class ChainResult:
+    """Outcome of one chain job: its trajectories, or why it was skipped."""
+
+    instance_id: str
+    chain: int
+    trajectories: list[Trajectory] = field(default_factory=list)
+    infra_errors: list[str] = field(default_factory=list)  # one per failed try
+    error: str | None = None  # set when the chain was given up (no trajectories)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "instance_id": self.instance_id,
+            "chain": self.chain,
+            "rows": [t.to_row() for t in self.trajectories],
+            "infra_errors": self.infra_errors,
+            "error": self.error,
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_wire(cls, d: dict[str, Any]) -> ChainResult:
+        return cls(
+            instance_id=d["instance_id"],
+            chain=d["chain"],
+            trajectories=[Trajectory.from_row(r) for r in d["rows"]],
+            infra_errors=list(d["infra_errors"]),
+            error=d["error"],
+            seconds=d["seconds"],
+        )
+
+
+def run_chain_job(
+    task: Any,
+    chain: int,
+    policy: Any,
+    verifier: Any,
+    config: RolloutConfig,
+    *,
+    workspace_factory: Callable[[Any], Any] | None = None,
+) -> ChainResult:
+    """Run chain ``chain`` of ``task`` with infra retries (the same code on every backend)."""
+    from swetrain.env.workspace import Workspace
+
+    make_ws = workspace_factory or (lambda t: Workspace.create(t))
+    started = time.monotonic()
+    result = ChainResult(task.instance_id, chain)
+    runner = config.chain_runner()
+    for attempt_no in range(config.max_infra_retries + 1):
+        workspace = None
+        try:
+            try:
+                workspace = make_ws(task)
+            except Exception as exc:  # noqa: BLE001 - a workspace that cannot be created is infra
+                raise InfraError(f"workspace for {task.instance_id}: {exc}") from exc
+            result.trajectories = runner.run(
+                task, workspace, policy, verifier, chain=chain, seed=config.seed, gen_config=config.gen_config()
+            )
+            result.seconds = time.monotonic() - started
+            return result
+        except InfraError as exc:
+            log.warning("infra failure on %s chain %d (try %d): %s", task.instance_id, chain, attempt_no + 1, exc)
+            result.infra_errors.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - a bug or bad policy output: report, do not retry
+            result.error = f"{type(exc).__name__}: {exc}"
+            result.infra_errors.append(traceback.format_exc(limit=6))
+            result.seconds = time.monotonic() - started
+            return result
+        finally:
+            if workspace is not None:
+                try:
+                    workspace.close()
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("closing workspace of %s failed: %s", task.instance_id, exc)
+    result.error = f"infra failure after {config.max_infra_retries + 1} tries: {result.infra_errors[-1]}"
+    result.seconds = time.monotonic() - started
+    return result
+
+
+class LockedPolicy:
+    """Serialises ``generate``/``score`` of a shared policy across threads."""
+
+    def __init__(self, policy: Any) -> None:
+        self._policy = policy
+        self._lock = threading.Lock()
+        self.tokenizer = policy.tokenizer
+
+    @property
+    def version(self) -> int:
+        return int(getattr(self._policy, "version", 0))
+
+    def generate(self, prompts: list[list[int]], config: GenerationConfig) -> list[Any]:
+        with self._lock:
+            return self._policy.generate(prompts, config)
+
+    def score(self, sequences: list[list[int]], starts: list[int] | None = None) -> list[list[float]]:
+        with self._lock:
+            return self._policy.score(sequences, starts)
+
+    def sync_weights(self, state_dict: dict[str, Any]) -> None:
+        with self._lock:
+            self._policy.sync_weights(state_dict)
+
+
+def build_policy(spec: Any) -> Any:
+    """A policy from a spec: an object with ``generate`` (returned as is), a zero-argument
+    factory, ``"scripted:NAME[:TOKENIZER]"`` or any ``swetrain.policy.load_policy`` spec."""
+    if hasattr(spec, "generate"):
+        return spec
+    if callable(spec):
+        return spec()
+    if isinstance(spec, str):
+        if spec.startswith("scripted:"):
+            from swetrain.agent.scripted import load_scripted
+
+            return load_scripted(spec)
+        from swetrain.policy import load_policy
+
+        return load_policy(spec)
+    raise TypeError(f"policy spec must be a Policy, a factory or a string, got {type(spec).__name__}")
+
+
+def build_verifier(timeout_s: float) -> Any:
+    from swetrain.env.verifier import Verifier
+
+    return Verifier(timeout_s=timeout_s)
+
+
+@dataclass
+class RolloutReport:
+    """What a run did: counts, skipped tasks and the metrics of its trajectories."""
+
+    chains_done: int = 0
+    chains_skipped: int = 0
+    chains_resumed: int = 0
+    trajectories: int = 0
+    infra_retries: int = 0
+    skipped_tasks: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class RolloutEngine:
+    """Schedules chain jobs over a backend and appends their trajectories to a store."""
+
+    def __init__(
+        self,
+        policy: Any = None,
+        verifier: Any = None,
+        *,
+        policy_factory: Any = None,
+        backend: str = "local",
+        workers: int = 1,
+        config: RolloutConfig | None = None,
+        workspace_factory: Callable[[Any], Any] | None = None,
+        ray_address: str | None = None,
+        ray_num_cpus: int = 2,
+    ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend {backend!r} is not one of {', '.join(BACKENDS)}")
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        if policy is None and policy_factory is None:
+            raise ValueError("RolloutEngine needs a policy or a policy_factory (spec)")
+        if backend == "ray" and policy_factory is None:
+            raise ValueError("the ray backend builds the policy inside each actor: pass policy_factory (a spec)")
+        self.backend = backend
+        self.workers = workers
+        self.config = config or RolloutConfig()
+        self.policy_factory = policy_factory
+        self._policy = policy
+        self._verifier = verifier
+        self.workspace_factory = workspace_factory
+        self.ray_address = ray_address
+        self.ray_num_cpus = ray_num_cpus
+
+    # ------------------------------------------------------------------ public
+    def jobs(self, tasks: Sequence[Any]) -> list[tuple[Any, int]]:
+        """(task, chain) pairs in schedule order: chain-major so early results span all tasks."""
+        ids = [t.instance_id for t in tasks]
+        dupes = {i for i in ids if ids.count(i) > 1}
+        if dupes:
+            raise ValueError(f"duplicate instance_id(s) in tasks: {sorted(dupes)}")
+        return [(t, c) for c in range(self.config.group) for t in tasks]
+
+    def run(
+        self,
+        tasks: Sequence[Any],
+        store: TrajectoryStore | str | Path,
+        *,
+        resume: bool = True,
+        on_result: Callable[[ChainResult], None] | None = None,
+    ) -> RolloutReport:
+        """Run every (task, chain) job; append each finished chain to ``store`` as it completes.
+
+        With ``resume`` the chains already in the store are skipped (a killed run continues).
+        """
+        if not isinstance(store, TrajectoryStore):
+            store = TrajectoryStore(store)
+        started = time.monotonic()
+        report = RolloutReport()
+        jobs = self.jobs(tasks)
+        if resume:
+            done = store.done_chains()
+            report.chains_resumed = sum(1 for t, c in jobs if (t.instance_id, c) in done)
+            jobs = [(t, c) for t, c in jobs if (t.instance_id, c) not in done]
+
+        def collect(result: ChainResult) -> None:
+            report.infra_retries += len(result.infra_errors) - (0 if result.ok else 1)
+            if result.ok:
+                store.append(result.trajectories)
+                report.chains_done += 1
+                report.trajectories += len(result.trajectories)
+            else:
+                report.chains_skipped += 1
+                report.skipped_tasks.setdefault(result.instance_id, result.error or "unknown error")
+            if on_result is not None:
+                on_result(result)
+
+        if self.backend == "local":
+            self._run_local(jobs, collect, report)
+        else:
+            self._run_ray(jobs, collect, report)
+        report.seconds = time.monotonic() - started
+        report.metrics = summarize(store.read_all(), self.config.attempts)
+        return report
+
+    # ------------------------------------------------------------------ backends
+    def _local_policy(self) -> Any:
+        if self._policy is None:
+            self._policy = build_policy(self.policy_factory)
+        policy = self._policy
+        if self.workers > 1 and not getattr(policy, "thread_safe", False):
+            policy = LockedPolicy(policy)
+        return policy
+
+    def _run_local(self, jobs: list[tuple[Any, int]], collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
+        policy = self._local_policy()
+        verifier = self._verifier or build_verifier(self.config.verify_timeout_s)
+        pending = list(jobs)
+        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="swetrain-chain") as pool:
+            running: dict[Any, tuple[Any, int]] = {}
+            while pending or running:
+                while pending and len(running) < self.workers:
+                    task, chain = pending.pop(0)
+                    if task.instance_id in report.skipped_tasks:
+                        report.chains_skipped += 1
+                        continue
+                    fut = pool.submit(
+                        run_chain_job, task, chain, policy, verifier, self.config, workspace_factory=self.workspace_factory
+                    )
+                    running[fut] = (task, chain)
+                if not running:
+                    continue
+                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    running.pop(fut)
+                    collect(fut.result())
+
+    def _run_ray(self, jobs: list[tuple[Any, int]], collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
+        from swetrain.rollout.ray_backend import RayChainPool
+
+        with RayChainPool(
+            self.policy_factory,
+            self.config,
+            workers=self.workers,
+            address=self.ray_address,
+            num_cpus=self.ray_num_cpus,
+            workspace_factory=self.workspace_factory,
+        ) as pool:
+            pool.run(jobs, collect, is_skipped=lambda iid: iid in report.skipped_tasks, report=report)
+
+
+# ---------------------------------------------------------------------- metrics
+def outcome_matrix(trajectories: Sequence[Trajectory], attempts: int | None = None) -> tuple[Any, list[str]]:
+    """``[G, T, K]`` outcomes (chains as samples, 1/0, NaN = not executed) and the task ids.
+
+    The layout of ``swetrain.eval.metrics`` (seeds x tasks x attempts): each chain index plays the
+    role of one independent sample of the task.
+    """
+    import numpy as np
+
+    tasks = sorted({t.instance_id for t in trajectories})
+    if not trajectories:
+        return np.full((0, 0, attempts or 1), np.nan), tasks
+    g = max(t.chain for t in trajectories) + 1
+    k = max(attempts or 1, max(t.attempt for t in trajectories))
+    col = {iid: i for i, iid in enumerate(tasks)}
+    y = np.full((g, len(tasks), k), np.nan)
+    for t in trajectories:
+        y[t.chain, col[t.instance_id], t.attempt - 1] = 1.0 if t.resolved else 0.0
+    return y, tasks
+
+
+def summarize(trajectories: Sequence[Trajectory], attempts: int | None = None) -> dict[str, Any]:
+    """Resolved@k for k = 1..R, conditional recovery and token/turn counts of a set of trajectories.
+
+    Metrics come from ``swetrain.eval.metrics`` over :func:`outcome_matrix` (chains averaged like
+    seeds; a chain without rows, e.g. skipped for infra reasons, counts as unresolved).
+    """
+    import math
+
+    from swetrain.eval import metrics as M
+
+    if not trajectories:
+        return {"tasks": 0, "chains": 0, "trajectories": 0}
+    y, tasks = outcome_matrix(trajectories, attempts)
+    out: dict[str, Any] = {
+        "tasks": len(tasks),
+        "chains": len({(t.instance_id, t.chain) for t in trajectories}),
+        "trajectories": len(trajectories),
+    }
+    for k in range(1, y.shape[2] + 1):
+        out[f"resolved@{k}"] = M.resolved_at(y, k)
+    if y.shape[2] >= 2:
+        rec = M.conditional_recovery(y)
+        out["conditional_recovery"] = None if math.isnan(rec) else rec
+    turns = sum(len(t.invalid) for t in trajectories)
+    out["invalid_turn_rate"] = sum(sum(t.invalid) for t in trajectories) / turns if turns else 0.0
+    out["mean_turns"] = sum(t.num_turns for t in trajectories) / len(trajectories)
+    out["input_tokens"] = sum(t.input_tokens for t in trajectories)
+    out["output_tokens"] = sum(t.output_tokens for t in trajectories)
+    out["stop_reasons"] = {r: sum(t.stop_reason == r for t in trajectories) for r in sorted({t.stop_reason for t in trajectories})}
+    return out

@@ -1,0 +1,144 @@
+"""Ray backend of the rollout engine: chain jobs run in Ray actors with their own policy.
+
+Each actor builds its policy from a spec (``build_policy``) and a verifier, then runs
+:func:`~swetrain.rollout.engine.run_chain_job` -- the exact code of the local backend -- and
+returns the chain's trajectories as rows. Only the driver writes the trajectory store.
+
+By default Ray is started on this machine (``ray.init(num_cpus=2, include_dashboard=False)``) and
+shut down afterwards; pass ``address`` to use a running cluster (it is then left running).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from swetrain.rollout.engine import ChainResult, RolloutConfig, RolloutReport, build_policy, build_verifier, run_chain_job
+
+
+class ChainActor:
+    """The body of one Ray actor (wrapped with ``ray.remote`` at pool start)."""
+
+    def __init__(self, policy_spec: Any, config: RolloutConfig, workspace_factory: Any = None) -> None:
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            from swetrain.policy.threads import configure_torch_threads
+
+            configure_torch_threads()
+        except ImportError:  # torch absent: a scripted policy does not need it
+            pass
+        self.config = config
+        self.policy = build_policy(policy_spec)
+        self.verifier = build_verifier(config.verify_timeout_s)
+        self.workspace_factory = workspace_factory
+
+    def run(self, task_row: dict[str, Any], base_dir: str | None, chain: int) -> dict[str, Any]:
+        from swetrain.tasks.record import Task
+
+        task = Task.model_validate(task_row).with_base_dir(base_dir)
+        result = run_chain_job(
+            task, chain, self.policy, self.verifier, self.config, workspace_factory=self.workspace_factory
+        )
+        return result.to_wire()
+
+    def ping(self) -> int:
+        return os.getpid()
+
+
+class RayChainPool:
+    """``workers`` ChainActors; feeds them chain jobs, one in flight per actor."""
+
+    def __init__(
+        self,
+        policy_spec: Any,
+        config: RolloutConfig,
+        *,
+        workers: int = 2,
+        address: str | None = None,
+        num_cpus: int = 2,
+        workspace_factory: Any = None,
+    ) -> None:
+        self.policy_spec = policy_spec
+        self.config = config
+        self.workers = workers
+        self.address = address
+        self.num_cpus = num_cpus
+        self.workspace_factory = workspace_factory
+        self._started_ray = False
+        self._actors: list[Any] = []
+
+    def __enter__(self) -> RayChainPool:
+        import ray
+
+        if not ray.is_initialized():
+            kwargs: dict[str, Any] = {"include_dashboard": False, "configure_logging": False}
+            if self.address:
+                ray.init(address=self.address, **kwargs)
+            else:
+                ray.init(num_cpus=self.num_cpus, **kwargs)
+            self._started_ray = True
+        total = float(ray.cluster_resources().get("CPU", self.num_cpus))
+        per_actor = min(1.0, total / self.workers)
+        remote_cls = ray.remote(num_cpus=per_actor, max_restarts=0)(ChainActor)
+        self._actors = [
+            remote_cls.remote(self.policy_spec, self.config, self.workspace_factory) for _ in range(self.workers)
+        ]
+        ray.get([a.ping.remote() for a in self._actors])  # fail fast if an actor cannot start
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        import ray
+
+        for actor in self._actors:
+            try:
+                ray.kill(actor)
+            except Exception:  # noqa: BLE001 - already dead
+                pass
+        self._actors = []
+        if self._started_ray:
+            ray.shutdown()
+
+    def run(
+        self,
+        jobs: Sequence[tuple[Any, int]],
+        collect: Callable[[ChainResult], None],
+        *,
+        is_skipped: Callable[[str], bool],
+        report: RolloutReport,
+    ) -> None:
+        import ray
+
+        pending = list(jobs)
+        idle = list(self._actors)
+        running: dict[Any, tuple[Any, Any, int]] = {}
+        while pending or running:
+            while pending and idle:
+                task, chain = pending.pop(0)
+                if is_skipped(task.instance_id):
+                    report.chains_skipped += 1
+                    continue
+                actor = idle.pop()
+                ref = actor.run.remote(_portable_row(task), None, chain)
+                running[ref] = (actor, task, chain)
+            if not running:
+                continue
+            ready, _ = ray.wait(list(running), num_returns=1)
+            for ref in ready:
+                actor, task, chain = running.pop(ref)
+                idle.append(actor)
+                try:
+                    result = ChainResult.from_wire(ray.get(ref))
+                except Exception as exc:  # noqa: BLE001 - actor died: report as infra, keep going
+                    result = ChainResult(task.instance_id, chain, error=f"ray actor failed: {exc}")
+                collect(result)
+
+
+def _portable_row(task: Any) -> dict[str, Any]:
+    """The task as a row whose relative paths are resolved (the actor has no tasks-file folder)."""
+    row = task.to_row()
+    if task.source:
+        row["source"] = str(task.source_path())
+    if task.environment:
+        row["environment"] = str(task.environment_path())
+    return row

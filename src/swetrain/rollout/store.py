@@ -1,0 +1,174 @@
+"""Append-only trajectory store: Parquet part files in ``RUN_DIR/trajectories/``.
+
+Each :meth:`TrajectoryStore.append` writes one part file ``part-NNNNNNNN.parquet`` (one row per
+executed attempt) to a temporary name and renames it into place, so a reader never sees a partial
+part and a killed run loses at most the trajectories not yet appended. Leftover temporary files
+of a crashed writer are ignored (and removed when a writer reopens the store).
+
+Rows are ordered by part number, then by position inside the part; ``read(offset)`` returns the
+rows after the first ``offset`` ones, so a trainer that remembers how many rows it consumed can
+resume without duplicates. The files are plain Parquet: ``pandas.read_parquet(RUN_DIR /
+"trajectories")`` or duckdb read them too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from swetrain.agent.trajectory import Trajectory
+
+_PART = re.compile(r"^part-(\d{8})\.parquet$")
+
+# Column types fixed up front so every part has the same schema (pyarrow would otherwise infer
+# null types from empty lists/None and give parts that do not concatenate).
+def _schema() -> Any:
+    import pyarrow as pa
+
+    return pa.schema(
+        [
+            ("instance_id", pa.string()),
+            ("chain", pa.int32()),
+            ("attempt", pa.int32()),
+            ("active", pa.bool_()),
+            ("context_variant", pa.string()),
+            ("context", pa.string()),
+            ("messages", pa.string()),
+            ("token_ids", pa.list_(pa.int32())),
+            ("assistant_mask", pa.list_(pa.int8())),
+            ("segment_ids", pa.list_(pa.int32())),
+            ("behavior_logprobs", pa.list_(pa.float64())),
+            ("invalid", pa.list_(pa.bool_())),
+            ("invalid_reasons", pa.string()),
+            ("patch", pa.string()),
+            ("verdict", pa.string()),
+            ("resolved", pa.bool_()),
+            ("reward", pa.float32()),
+            ("input_tokens", pa.int64()),
+            ("output_tokens", pa.int64()),
+            ("num_turns", pa.int32()),
+            ("stop_reason", pa.string()),
+            ("timings", pa.string()),
+            ("policy_version", pa.int64()),
+            ("prompt_len", pa.int32()),
+            ("seed", pa.int64()),
+        ]
+    )
+
+
+class StoreError(RuntimeError):
+    """A part file could not be written or read; the message names the file."""
+
+
+class TrajectoryStore:
+    """Append-only Parquet parts under ``run_dir/trajectories`` (see module docstring)."""
+
+    def __init__(self, run_dir: str | os.PathLike) -> None:
+        self.run_dir = Path(run_dir)
+        self.dir = self.run_dir / "trajectories"
+        self._lock = threading.Lock()
+        self._next: int | None = None
+
+    # ------------------------------------------------------------------ writing
+    def _parts(self) -> list[Path]:
+        if not self.dir.is_dir():
+            return []
+        parts = [(int(m.group(1)), p) for p in self.dir.iterdir() if (m := _PART.match(p.name))]
+        return [p for _, p in sorted(parts)]
+
+    def _open_for_writing(self) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for stale in self.dir.glob(".part-*.tmp"):  # half-written parts of a killed writer
+            stale.unlink(missing_ok=True)
+        parts = self._parts()
+        self._next = int(_PART.match(parts[-1].name).group(1)) + 1 if parts else 0
+
+    def append(self, trajectories: Sequence[Trajectory] | Iterable[Trajectory]) -> Path | None:
+        """Write one part holding ``trajectories`` atomically; return its path (None if empty)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        trajs = list(trajectories)
+        if not trajs:
+            return None
+        rows = []
+        for t in trajs:
+            t.check()
+            rows.append(t.to_row())
+        table = pa.Table.from_pylist(rows, schema=_schema())
+        with self._lock:
+            if self._next is None:
+                self._open_for_writing()
+            number = self._next
+            self._next = number + 1
+            final = self.dir / f"part-{number:08d}.parquet"
+            tmp = self.dir / f".part-{number:08d}.{os.getpid()}.tmp"
+            try:
+                pq.write_table(table, tmp)
+                with open(tmp, "rb") as fh:
+                    os.fsync(fh.fileno())
+                os.replace(tmp, final)
+            except Exception as exc:
+                tmp.unlink(missing_ok=True)
+                raise StoreError(f"could not write trajectory part {final}: {exc}") from exc
+        return final
+
+    # ------------------------------------------------------------------ reading
+    def read_table(self, offset: int = 0) -> Any:
+        """A pyarrow Table of every row after the first ``offset`` (parts in order)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if offset < 0:
+            raise ValueError(f"offset must be >= 0, got {offset}")
+        tables = []
+        for part in self._parts():
+            try:
+                tables.append(pq.read_table(part, schema=_schema()))
+            except Exception as exc:  # noqa: BLE001
+                raise StoreError(f"unreadable trajectory part {part}: {exc}") from exc
+        table = pa.concat_tables(tables) if tables else _schema().empty_table()
+        return table.slice(offset) if offset else table
+
+    def read_rows(self, offset: int = 0) -> list[dict[str, Any]]:
+        return self.read_table(offset).to_pylist()
+
+    def read_all(self, offset: int = 0) -> list[Trajectory]:
+        """Every stored trajectory after the first ``offset`` rows."""
+        return [Trajectory.from_row(r) for r in self.read_rows(offset)]
+
+    def read(self, offset: int = 0) -> tuple[list[Trajectory], int]:
+        """(trajectories after ``offset``, the new offset to resume from)."""
+        trajs = self.read_all(offset)
+        return trajs, offset + len(trajs)
+
+    def count(self) -> int:
+        import pyarrow.parquet as pq
+
+        return sum(pq.ParquetFile(p).metadata.num_rows for p in self._parts())
+
+    def to_pandas(self, offset: int = 0) -> Any:
+        return self.read_table(offset).to_pandas()
+
+    def done_chains(self) -> set[tuple[str, int]]:
+        """(instance_id, chain) pairs with stored rows (a resumed rollout skips them)."""
+        table = self.read_table()
+        if table.num_rows == 0:
+            return set()
+        cols = table.select(["instance_id", "chain"]).to_pydict()
+        return set(zip(cols["instance_id"], cols["chain"]))
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any) -> Path:
+    """Write JSON to ``path`` via a temporary file and rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
