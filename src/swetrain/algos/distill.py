@@ -28,7 +28,7 @@ def mopd_advantages(
     gate: bool = True,
     clip: float | None = 5.0,
 ) -> torch.Tensor:
-    """MOPD/ExOPD routed token advantage (seed 000, eq. 25 with the ReLU gate of eq. 27).
+    """MOPD/ExOPD routed token advantage (seed 000, eq. 25, ReLU-gated extrapolation).
 
     ``A = (logp_teacher − logp_behavior) + (lam − 1) · g(logp_teacher − logp_ref)``, ``g = ReLU``
     when ``gate`` else identity, then clipped to ``[−clip, clip]`` (``clip=None``: no clipping).
