@@ -66,21 +66,26 @@ def test_stop_tokens_end_generation(hf_policy, chat_prompt):
     assert gen.text == hf_policy.tokenizer.decode(free.token_ids[:first], skip_special_tokens=False)
 
 
-def test_eos_stops_and_mixed_batch_finishes(fresh_policy, chat_prompt):
-    # point <|im_end|>'s (tied) output row at prompt 0's final hidden state: greedy emits it at once
+def test_eos_stops_generation(fresh_policy, chat_prompt):
+    # point <|im_end|>'s (tied) output row at the prompt's final hidden state: greedy emits it at once
     eos = fresh_policy.tokenizer.convert_tokens_to_ids("<|im_end|>")
-    prompts = prompts_of(fresh_policy.tokenizer, chat_prompt)
+    assert eos in fresh_policy.eos_ids
+    prompt = chat_prompt(fresh_policy.tokenizer, "hi")
     with torch.no_grad():
-        hidden = fresh_policy.model.model(torch.tensor([prompts[0]])).last_hidden_state[0, -1]
+        hidden = fresh_policy.model.model(torch.tensor([prompt])).last_hidden_state[0, -1]
         fresh_policy.model.get_output_embeddings().weight[eos] = 50 * hidden / hidden.norm()
-    gens = fresh_policy.generate(prompts, GenerationConfig(max_new_tokens=30, temperature=0))
-    assert gens[0].finish_reason == "stop" and gens[0].token_ids == [eos] and gens[0].text == ""
-    for gen in gens[1:]:  # the other rows go on after row 0 finished
-        if gen.finish_reason == "stop":
-            assert gen.token_ids[-1] == eos and eos not in gen.token_ids[:-1]
-        else:
-            assert len(gen.token_ids) == 30 and eos not in gen.token_ids
-    assert any(g.finish_reason == "length" for g in gens[1:])
+    gen = fresh_policy.generate([prompt], GenerationConfig(max_new_tokens=30, temperature=0))[0]
+    assert gen.finish_reason == "stop" and gen.token_ids == [eos] and gen.text == ""
+
+
+def test_rows_finish_independently(hf_policy, chat_prompt):
+    prompts = prompts_of(hf_policy.tokenizer, chat_prompt)[:2]
+    free = hf_policy.generate(prompts, GenerationConfig(max_new_tokens=20, temperature=1.0, seed=5))
+    stop = next(t for t in free[0].token_ids if t not in free[1].token_ids)
+    gens = hf_policy.generate(prompts, GenerationConfig(max_new_tokens=20, temperature=1.0, seed=5, stop_token_ids=[stop]))
+    cut = free[0].token_ids.index(stop) + 1
+    assert gens[0].finish_reason == "stop" and gens[0].token_ids == free[0].token_ids[:cut]
+    assert gens[1].finish_reason == "length" and gens[1].token_ids == free[1].token_ids  # row 1 went on
 
 
 def test_sync_weights_changes_outputs_and_bumps_version(fresh_policy, chat_prompt):
