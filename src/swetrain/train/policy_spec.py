@@ -1,0 +1,47 @@
+"""Resolve a policy spec of a recipe (``policy: ...``) to a local transformers model folder.
+
+* a folder with ``config.json``: used as is;
+* ``tiny``: the tiny default model, randomly initialised (``swetrain.policy.tiny.ensure_tiny``);
+* ``tiny-sft``: the tiny model warm-started by SFT on scripted repair demonstrations of the
+  built-in train split (built once, cached; see :mod:`swetrain.train.warmstart`);
+* ``smollm2`` / ``smollm2-sft``: SmolLM2-135M-Instruct converted by the policy layer, and its SFT
+  warm start.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def resolve_policy_path(spec: str, *, progress: bool = False) -> Path:
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"policy {spec!r}: folder has no config.json (not a transformers model)")
+        return path.resolve()
+    if spec == "tiny":
+        from swetrain.policy.tiny import ensure_tiny
+
+        return ensure_tiny()
+    if spec in ("tiny-sft", "smollm2-sft"):
+        from swetrain.train.warmstart import ensure_warm_start
+
+        return ensure_warm_start(spec.removesuffix("-sft"), progress=progress)
+    if spec == "smollm2":
+        return smollm2_path()
+    raise ValueError(
+        f"policy {spec!r}: not a model folder and not one of tiny, tiny-sft, smollm2, smollm2-sft"
+    )
+
+
+def smollm2_path() -> Path:
+    """SmolLM2-135M-Instruct as a transformers folder, via the policy layer's converter."""
+    try:
+        from swetrain.policy import smollm2  # type: ignore[attr-defined]
+    except ImportError as exc:
+        raise RuntimeError(f"policy smollm2: the policy layer's smollm2 converter is not available ({exc})") from None
+    for name in ("ensure_smollm2", "ensure", "build"):
+        fn = getattr(smollm2, name, None)
+        if callable(fn):
+            return Path(fn())
+    raise RuntimeError("policy smollm2: swetrain.policy.smollm2 has no ensure_smollm2()")

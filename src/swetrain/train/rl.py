@@ -1,0 +1,360 @@
+"""``RLTrainer``: rollout -> verify -> advantages -> policy epochs -> weight sync, with checkpoints.
+
+One RL step (``step`` = 1, 2, ...):
+
+1. take the next ``tasks_per_step`` tasks of the (seeded, per-pass shuffled) task order; the data
+   cursor is a pure function of the step, so a resumed run picks exactly the same tasks;
+2. roll out G chains x R attempts per task with :class:`swetrain.rollout.RolloutEngine` (the
+   verifier scores every attempt) into ``RUN_DIR/trajectories`` (append-only Parquet); generation
+   seeds derive from ``(seed, step)``;
+3. rewards and advantages (:func:`~swetrain.train.update.trajectory_advantages`), token advantages
+   and the policy update (:class:`~swetrain.train.update.PolicyUpdater`: old log-probs recomputed
+   by the trainer, ``optim.epochs`` x ``optim.mini_batches`` AdamW steps, cosine schedule, grad
+   clipping, bf16 autocast on CUDA);
+4. weight sync to the rollout policy (shared module on CPU: a version bump; otherwise
+   ``policy.sync_weights``);
+5. metrics to ``metrics.jsonl`` / TensorBoard; every ``save_every`` steps an atomic checkpoint that
+   records the trajectory-store row offset and metrics line count. ``resume`` drops rows and
+   metric lines written after the checkpoint, so a kill -9 loses at most the unfinished steps and
+   never duplicates a step's trajectories.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import os
+import random
+import signal
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from swetrain.train import checkpoint as ckpt
+from swetrain.train.config import TrainConfig
+from swetrain.train.metrics import MetricsLogger
+from swetrain.train.update import AttemptRecord, PolicyUpdater, cosine_with_warmup, sample_from_trajectory, trajectory_advantages
+
+log = logging.getLogger(__name__)
+
+FAULT_ENV = "SWETRAIN_FAULT"  # "kill_after_rollout@STEP": SIGKILL this process (resume tests)
+
+
+def load_task_list(config: TrainConfig) -> list[Any]:
+    """The tasks of ``config.tasks`` (built-in suite split or a tasks file), optionally limited."""
+    src = config.tasks.source
+    if src == "builtin":
+        from swetrain.tasks.builtin import load_builtin
+
+        tasks = list(load_builtin(split=config.tasks.split))
+    else:
+        from swetrain.tasks import load_tasks
+
+        tasks = list(load_tasks(src))
+        if config.tasks.split:
+            tasks = [t for t in tasks if (t.split or config.tasks.split) == config.tasks.split]
+    if config.tasks.limit:
+        tasks = tasks[: config.tasks.limit]
+    if not tasks:
+        raise ValueError(f"tasks: no tasks in source {src!r} split {config.tasks.split!r}")
+    return tasks
+
+
+def step_tasks(tasks: Sequence[Any], step: int, per_step: int, seed: int, shuffle: bool = True) -> list[Any]:
+    """Tasks of 1-based ``step``: a cursor over passes of the task list, each pass shuffled with
+    ``(seed, pass)``; a step never holds the same task twice."""
+    n = len(tasks)
+    per_step = min(per_step, n)
+    out: list[Any] = []
+    ids: set[str] = set()
+    cursor = (step - 1) * per_step
+    while len(out) < per_step:
+        p, i = divmod(cursor, n)
+        order = list(range(n))
+        if shuffle:
+            random.Random(seed * 7919 + p).shuffle(order)
+        task = tasks[order[i]]
+        if task.instance_id not in ids:
+            out.append(task)
+            ids.add(task.instance_id)
+        cursor += 1
+    return out
+
+
+def rollout_seed(seed: int, step: int) -> int:
+    return (seed * 1_000_003 + step * 7_919) & 0x3FFFFFFF
+
+
+class RLTrainer:
+    """RL training of a causal-LM policy on SWE tasks with a recipe (:class:`TrainConfig`)."""
+
+    def __init__(
+        self,
+        config: TrainConfig,
+        run_dir: str | os.PathLike,
+        *,
+        tasks: Sequence[Any] | None = None,
+        policy_path: str | os.PathLike | None = None,
+        verifier: Any = None,
+        workspace_factory: Callable[[Any], Any] | None = None,
+        on_step: Callable[[int, dict[str, Any]], None] | None = None,
+    ) -> None:
+        from swetrain.policy.threads import configure_torch_threads
+        from swetrain.train import distributed as dist
+
+        configure_torch_threads()
+        self.config = config
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.dist = dist.setup(config.train.fsdp)
+        self.tasks = list(tasks) if tasks is not None else load_task_list(config)
+        self.verifier = verifier
+        self.workspace_factory = workspace_factory
+        self.on_step = on_step
+        if policy_path is None:
+            from swetrain.train.policy_spec import resolve_policy_path
+
+            policy_path = resolve_policy_path(config.policy, progress=config.logging.progress)
+        self.policy_path = Path(policy_path)
+        self.device = self._device()
+        self.step = 0
+        self._build_models()
+
+    # ------------------------------------------------------------------ setup
+    def _device(self) -> torch.device:
+        want = self.config.train.device
+        if self.dist.fsdp:
+            return torch.device("cuda", self.dist.local_rank)
+        if want == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(want)
+
+    def _build_models(self) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        from swetrain.policy.hf import HFPolicy
+        from swetrain.train import distributed as dist
+
+        cfg = self.config
+        torch.manual_seed(cfg.seed)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.policy_path)
+        model = AutoModelForCausalLM.from_pretrained(self.policy_path, dtype=torch.float32).to(self.device)
+        self.ref_model = None
+        if cfg.algo.kl_beta > 0:
+            self.ref_model = copy.deepcopy(model).eval().requires_grad_(False)
+            if self.device.type == "cuda":
+                self.ref_model = self.ref_model.to(torch.bfloat16)
+        self.shared = self.device.type == "cpu" and not self.dist.fsdp
+        if self.shared:
+            # CPU: the rollout policy runs the very module the trainer updates (sync = version bump)
+            self.policy = HFPolicy(model=model, tokenizer=self.tokenizer, device=str(self.device), dtype=torch.float32)
+        else:
+            self.policy = HFPolicy(self.policy_path, device=str(self.device))
+        self.model = dist.wrap(model, self.dist)
+        opt = cfg.optim
+        self.optimizer = torch.optim.AdamW(
+            [p for p in self.model.parameters() if p.requires_grad], lr=opt.lr, betas=opt.betas, weight_decay=opt.weight_decay
+        )
+        total = max(1, cfg.train.steps * opt.epochs * opt.mini_batches)
+        self.scheduler = cosine_with_warmup(self.optimizer, opt.warmup_steps, total, opt.min_lr_ratio)
+        self.updater = PolicyUpdater(
+            self.model,
+            self.optimizer,
+            self.scheduler,
+            cfg.algo,
+            opt,
+            pad_id=int(self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0),
+            ref_model=self.ref_model,
+            precision=cfg.train.precision,
+            device=self.device,
+            world_size=self.dist.world_size,
+            all_reduce=dist.all_reduce_sum(self.dist),
+        )
+
+    def _store(self):
+        from swetrain.rollout.store import TrajectoryStore
+
+        return TrajectoryStore(self.run_dir)
+
+    # ------------------------------------------------------------------ resume
+    def resume(self) -> int:
+        """Load the latest checkpoint (weights, optimizer, scheduler, RNG); drop later rows/metrics."""
+        path = ckpt.latest_checkpoint(self.run_dir)
+        if path is None:
+            log.info("no checkpoint in %s: starting from step 0", self.run_dir)
+            self._reset_outputs(0, 0)
+            return 0
+        from safetensors.torch import load_file
+
+        weights = load_file(str(path / "model" / "model.safetensors"))
+        missing, unexpected = self._unwrapped().load_state_dict(weights, strict=False)
+        missing = [k for k in missing if not k.endswith("lm_head.weight")]
+        if missing or unexpected:
+            raise RuntimeError(f"checkpoint {path}: missing {missing[:3]} unexpected {unexpected[:3]}")
+        state = ckpt.load_training_state(path, self.optimizer, self.scheduler)
+        self.step = int(state["step"])
+        self._reset_outputs(int(state["store_offset"]), int(state["metrics_lines"]))
+        self._sync()
+        log.info("resumed %s at step %d", self.run_dir, self.step)
+        return self.step
+
+    def _reset_outputs(self, store_offset: int, metrics_lines: int) -> None:
+        removed = ckpt.truncate_store(self.run_dir, store_offset)
+        if removed:
+            log.info("dropped %d trajectories written after the checkpoint", removed)
+        ckpt.truncate_jsonl(self.run_dir / "metrics.jsonl", metrics_lines)
+
+    def _unwrapped(self) -> torch.nn.Module:
+        return getattr(self.model, "module", self.model)
+
+    # ------------------------------------------------------------------ loop
+    def train(self, resume: bool = False, progress: Any = None) -> dict[str, Any]:
+        """Run until ``train.steps``; return the last step's metrics."""
+        cfg = self.config
+        if resume:
+            self.resume()
+        elif ckpt.latest_checkpoint(self.run_dir) is not None or (self.run_dir / "metrics.jsonl").exists():
+            raise FileExistsError(f"{self.run_dir} already holds a run; pass resume=True (--resume) or a new --out")
+        (self.run_dir / "config.yaml").write_text(cfg.to_yaml())
+        logger = MetricsLogger(
+            self.run_dir,
+            tensorboard=cfg.logging.tensorboard and self.dist.is_main,
+            wandb=cfg.logging.wandb and self.dist.is_main,
+            wandb_project=cfg.logging.wandb_project,
+            config=cfg.model_dump(mode="json"),
+            purge_step=self.step + 1 if resume else None,
+        )
+        last: dict[str, Any] = {}
+        try:
+            while self.step < cfg.train.steps:
+                last = self.train_step()
+                if self.dist.is_main:
+                    logger.log(self.step, last)
+                if self.step % cfg.train.save_every == 0 or self.step == cfg.train.steps:
+                    self.save(logger.lines)
+                if self.on_step is not None:
+                    self.on_step(self.step, last)
+        finally:
+            logger.close()
+        return last
+
+    def train_step(self) -> dict[str, Any]:
+        """One RL step (see the module docstring); returns its metrics."""
+        from swetrain.agent.loop import EpisodeLimits
+        from swetrain.rollout.engine import RolloutConfig, RolloutEngine, summarize
+
+        cfg = self.config
+        step = self.step + 1
+        t0 = time.monotonic()
+        tasks = step_tasks(self.tasks, step, cfg.rollout.tasks_per_step, cfg.seed, cfg.tasks.shuffle)
+        if self.dist.fsdp:
+            tasks = tasks[self.dist.rank :: self.dist.world_size]
+        ro = cfg.rollout
+        engine = RolloutEngine(
+            self.policy,
+            self.verifier,
+            backend="local",
+            workers=ro.workers,
+            config=RolloutConfig(
+                group=ro.group,
+                attempts=ro.attempts,
+                context_variant=ro.context_variant,
+                context_budget_tokens=ro.context_budget_tokens,
+                limits=EpisodeLimits(
+                    max_turns=ro.max_turns, max_context_tokens=ro.max_context_tokens, max_tokens_per_call=ro.max_new_tokens
+                ),
+                seed=rollout_seed(cfg.seed, step),
+                temperature=ro.temperature,
+                top_p=ro.top_p,
+            ),
+            workspace_factory=self.workspace_factory,
+        )
+        store = self._store()
+        offset = store.count()
+        self.model.eval()
+        report = engine.run(tasks, store, resume=False)
+        t_roll = time.monotonic() - t0
+        _maybe_fault("kill_after_rollout", step)
+        trajs = sorted(store.read_all(offset), key=lambda t: (t.instance_id, t.chain, t.attempt))
+        records = [AttemptRecord(t.instance_id, t.chain, t.attempt - 1, bool(t.resolved)) for t in trajs]
+        metrics: dict[str, Any] = {}
+        if trajs:
+            rewards, advs = trajectory_advantages(records, cfg.algo)
+            samples = [sample_from_trajectory(t, a, r) for t, a, r in zip(trajs, advs, rewards)]
+            gen = torch.Generator().manual_seed(rollout_seed(cfg.seed, step))
+            t1 = time.monotonic()
+            metrics.update(self.updater.update(samples, gen))
+            metrics["time/update_s"] = time.monotonic() - t1
+            finite = [r for r in rewards if not math.isnan(r)]
+            metrics["reward/mean"] = sum(finite) / len(finite) if finite else 0.0
+            metrics["adv/nonzero_frac"] = sum(1 for a in advs if not math.isnan(a) and a != 0) / len(advs)
+            summary = summarize(trajs)
+            for key in ("resolved@1", "resolved@2", "conditional_recovery", "invalid_turn_rate", "mean_turns"):
+                if key in summary and summary[key] is not None:
+                    metrics[f"rollout/{key}"] = summary[key]
+            metrics["rollout/output_tokens"] = summary.get("output_tokens", 0)
+        else:
+            metrics["update/skipped"] = 1.0
+        self._sync()
+        self.step = step
+        metrics.update(
+            {
+                "rollout/trajectories": len(trajs),
+                "rollout/skipped_tasks": len(report.skipped_tasks),
+                "time/rollout_s": t_roll,
+                "time/step_s": time.monotonic() - t0,
+                "lr": self.scheduler.get_last_lr()[0],
+                "policy_version": self.policy.version,
+            }
+        )
+        return metrics
+
+    def _sync(self) -> None:
+        if self.shared:
+            self.policy.version += 1
+            return
+        from swetrain.train import distributed as dist
+
+        self.policy.sync_weights(dist.full_state_dict(self.model, self.dist))
+
+    def save(self, metrics_lines: int | None = None) -> Path | None:
+        """Checkpoint the current step (main rank only)."""
+        from swetrain.train import distributed as dist
+
+        state_dict = dist.full_state_dict(self.model, self.dist)
+        if not self.dist.is_main:
+            return None
+        lines = metrics_lines if metrics_lines is not None else len(ckpt_lines(self.run_dir))
+        return ckpt.save_checkpoint(
+            self.run_dir,
+            self.step,
+            model=self._unwrapped(),
+            tokenizer=self.tokenizer,
+            optimizer=self.optimizer,
+            scheduler=self.scheduler,
+            state={
+                "store_offset": self._store().count(),
+                "metrics_lines": lines,
+                "data_cursor": self.step * min(self.config.rollout.tasks_per_step, len(self.tasks)),
+                "recipe": self.config.recipe,
+                "policy_path": str(self.policy_path),
+                "policy_version": self.policy.version,
+            },
+            keep=self.config.train.keep_checkpoints,
+            model_state_dict=state_dict,
+        )
+
+
+def ckpt_lines(run_dir: Path) -> list[str]:
+    path = Path(run_dir) / "metrics.jsonl"
+    return path.read_text().splitlines() if path.is_file() else []
+
+
+def _maybe_fault(point: str, step: int) -> None:
+    spec = os.environ.get(FAULT_ENV, "")
+    if spec == f"{point}@{step}":
+        os.kill(os.getpid(), signal.SIGKILL)
