@@ -143,3 +143,8 @@ def test_property_inactive_rows_are_ignored(gs, data):
         b = fn(r_other, ids, active=active)
         assert torch.allclose(a, b)
         assert torch.all(a[~active] == 0)
+
+
+def test_numpy_string_group_ids():
+    a = get_advantage_estimator("rloo")([1.0, 0.0, 1.0], np.array(["x", "x", "y"]))
+    assert a.tolist() == pytest.approx([1.0, -1.0, 0.0])

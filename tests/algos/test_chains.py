@@ -71,3 +71,32 @@ def test_chain_advantages_hand_computed():
     s = math.sqrt(0.3)
     expected = [[0.75 / s, 0.0], [-0.5 / s, 0.75 / s], [-0.5 / s, -0.5 / s]]
     assert torch.allclose(a, torch.tensor(expected), atol=1e-5)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from([0.0, 1.0, NAN]), min_size=1, max_size=4), min_size=1, max_size=6).filter(
+    lambda rows: len({len(r) for r in rows}) == 1
+))
+def test_property_chain_invariants(rows):
+    y = torch.tensor(rows)
+    q = active_mask(y)
+    # active attempts form a prefix ending at the first success or first non-executed attempt
+    for c in range(y.shape[0]):
+        n = int(q[c].sum())
+        assert q[c, :n].all() and not q[c, n:].any()
+        for r in range(n - 1):
+            assert y[c, r] == 0
+    local = attempt_rewards(y, "local")
+    assert torch.equal(~torch.isnan(local), q)
+    # every chain's reward pattern: local has at most one success, at its last active attempt
+    assert (torch.nan_to_num(local).sum(dim=1) <= 1).all()
+    last = attempt_rewards(y, "last")
+    assert torch.equal(torch.nansum(last, dim=1), torch.nansum(local, dim=1))
+    a = chain_advantages(y)
+    assert torch.all(a[~q] == 0)
+    # With a shared group the active-set advantages are n/(n-1)*(r-mean)/std: they sum to zero.
+    assert abs(a.sum().item()) < 1e-4

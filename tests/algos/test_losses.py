@@ -214,3 +214,23 @@ def test_invalid_override_and_flags():
         segment_flags_to_token_mask(seg, flags[:, :1])
     with pytest.raises(ValueError, match="invalid_token_mask"):
         apply_invalid_override(torch.zeros(2, 6), torch.zeros(2, 5, dtype=torch.bool)[None])
+
+
+@pytest.mark.parametrize("name", ["clipped", "minirl", "mopd"])
+@pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-segment-sum"])
+def test_micro_batches_with_global_norm_sum_to_full_batch(name, agg):
+    from swetrain.algos import agg_norm
+
+    logp, logp_old, adv, mask, behavior, seg = _batch(5, B=4, T=6)
+    mask[3] = False  # an empty row must not change the normaliser
+    fn = get_policy_loss(name)
+    full, _ = fn(logp, logp_old, adv, mask, logp_behavior=behavior, segment_ids=seg, agg=agg)
+    norm = agg_norm(mask, agg)
+    parts = [
+        fn(logp[i:j], logp_old[i:j], adv[i:j], mask[i:j], logp_behavior=behavior[i:j], segment_ids=seg[i:j],
+           agg=agg, loss_norm=norm)[0]
+        for i, j in ((0, 1), (1, 4))
+    ]
+    assert torch.allclose(full, parts[0] + parts[1])
+    with pytest.raises(ValueError, match="norm"):
+        agg_loss(LOSS, MASK, agg, norm=0)

@@ -65,7 +65,10 @@ def group_index(group_ids: Tensorish | Sequence[Hashable], n: int, device: torch
 
     Returns ``(index[N] long tensor on device, n_groups)``.
     """
-    if isinstance(group_ids, torch.Tensor) or type(group_ids).__module__ == "numpy":
+    numeric_np = type(group_ids).__module__ == "numpy" and getattr(group_ids, "dtype", None) is not None and (
+        group_ids.dtype.kind in "iub"
+    )
+    if isinstance(group_ids, torch.Tensor) or numeric_np:
         t = torch.as_tensor(group_ids)
         if t.dim() != 1 or t.shape[0] != n:
             raise ValueError(f"group_ids: expected shape [{n}], got {tuple(t.shape)}")

@@ -82,6 +82,7 @@ def mopd_loss(
     logp_behavior: Tensorish | None = None,
     segment_ids: Tensorish | None = None,
     agg: str | None = None,
+    loss_norm: float | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """MOPD vanilla policy-gradient loss (seed 000, eq. 26): token loss ``−sg(Ã_t) · logp_t``.
 
@@ -94,7 +95,7 @@ def mopd_loss(
     """
     tb = TokenBatch(logp, None, advantages, mask, require_old=False)
     token_loss = -tb.adv * tb.logp
-    loss = agg_loss(token_loss, tb.mask, agg or "seq-mean-segment-sum", segment_ids)
+    loss = agg_loss(token_loss, tb.mask, agg or "seq-mean-segment-sum", segment_ids, loss_norm)
     return loss, {
         "pg/n_tokens": float(tb.n_valid),
         "pg/adv_mean": tb.mean(tb.adv),

@@ -13,6 +13,7 @@ Every policy loss has the signature::
 * ``logp_behavior[B, T]``: log μ_b recorded by the rollout engine (used by "minirl").
 * ``segment_ids[B, T]``: assistant-turn ids for the "seq-mean-segment-sum" reduction.
 * ``agg``: reduction mode for :func:`agg_loss`; ``None`` = the loss's own default.
+* ``loss_norm``: optional denominator override for gradient accumulation (see :func:`agg_norm`).
 
 Metrics are computed over valid tokens only and returned as Python floats.
 """
@@ -71,6 +72,7 @@ def agg_loss(
     mask: Tensorish,
     mode: str = "token-mean",
     segment_ids: Tensorish | None = None,
+    norm: float | None = None,
 ) -> torch.Tensor:
     """Reduce a token-loss matrix to a scalar.
 
@@ -89,6 +91,10 @@ def agg_loss(
           The ``seq-mean-*`` modes average over rows that have at least one valid token
           (``B_valid``); verl divides by all rows, which lets empty rows dilute the loss.
         segment_ids: ``[B, T]`` integer turn ids (only for ``seq-mean-segment-sum``).
+        norm: overrides the final denominator (valid tokens for ``token-mean``, valid rows for
+            ``seq-mean-*``). With gradient accumulation, pass the count over the WHOLE batch to
+            every micro-batch: the micro-batch losses then sum to the full-batch loss (see
+            :func:`agg_norm`).
 
     Returns:
         0-dim tensor; exactly 0 (still attached to ``loss_mat``'s graph) when nothing is valid.
@@ -103,8 +109,10 @@ def agg_loss(
     zero = torch.zeros((), dtype=loss_mat.dtype, device=loss_mat.device)
     lm = torch.where(m, loss_mat, zero)
     n_tok = m.sum(dim=1)  # [B]
+    if norm is not None and not norm > 0:
+        raise ValueError(f"norm: must be > 0, got {norm!r}")
     if mode == "token-mean":
-        return lm.sum() / n_tok.sum().clamp(min=1)
+        return lm.sum() / (norm if norm is not None else n_tok.sum().clamp(min=1))
     row_sum = lm.sum(dim=1)
     valid_rows = n_tok > 0
     if mode == "seq-mean-token-sum":
@@ -113,7 +121,23 @@ def agg_loss(
         per_row = row_sum / n_tok.clamp(min=1)
     else:
         per_row = row_sum / segment_counts(m, segment_ids).clamp(min=1)
-    return torch.where(valid_rows, per_row, zero).sum() / valid_rows.sum().clamp(min=1)
+    denom = norm if norm is not None else valid_rows.sum().clamp(min=1)
+    return torch.where(valid_rows, per_row, zero).sum() / denom
+
+
+def agg_norm(mask: Tensorish, mode: str) -> int:
+    """The denominator :func:`agg_loss` would use for ``mask[B, T]`` (valid tokens or rows).
+
+    Compute it once over a full batch and pass it as ``norm`` (policy losses: ``loss_norm``) to
+    each micro-batch so that summed micro-batch losses equal the full-batch loss.
+    """
+    if mode not in AGG_MODES:
+        raise ValueError(f"mode: unknown aggregation {mode!r}; expected one of {AGG_MODES}")
+    m = as_bool(mask, "mask")
+    check_ndim(m, 2, "mask", "[B, T]")
+    if mode == "token-mean":
+        return max(int(m.sum()), 1)
+    return max(int(m.any(dim=1).sum()), 1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,6 +248,7 @@ def clipped_policy_loss(
     logp_behavior: Tensorish | None = None,
     segment_ids: Tensorish | None = None,
     agg: str | None = None,
+    loss_norm: float | None = None,
     clip_low: float = 0.2,
     clip_high: float = 0.2,
 ) -> tuple[torch.Tensor, dict[str, float]]:
@@ -245,7 +270,7 @@ def clipped_policy_loss(
     pg1 = -a * ratio
     pg2 = -a * ratio.clamp(1.0 - clip_low, 1.0 + clip_high)
     token_loss = torch.maximum(pg1, pg2)
-    loss = agg_loss(token_loss, tb.mask, agg or "token-mean", segment_ids)
+    loss = agg_loss(token_loss, tb.mask, agg or "token-mean", segment_ids, loss_norm)
     clipped = (pg2 > pg1).to(logp.dtype)
     return loss, _metrics(tb, ratio, {"pg/clip_frac": tb.mean(clipped)})
 
@@ -260,6 +285,7 @@ def minirl_policy_loss(
     logp_behavior: Tensorish | None = None,
     segment_ids: Tensorish | None = None,
     agg: str | None = None,
+    loss_norm: float | None = None,
     eps_low: float = 0.2,
     eps_high: float = 0.28,
     tis_cap: float = 2.0,
@@ -296,7 +322,7 @@ def minirl_policy_loss(
     drop = ((a > 0) & (r_d > 1.0 + eps_high)) | ((a < 0) & (r_d < 1.0 - eps_low))
     keep = (~drop).to(a.dtype)
     token_loss = -(keep * w).detach() * a * ratio
-    loss = agg_loss(token_loss, tb.mask, agg or "seq-mean-segment-sum", segment_ids)
+    loss = agg_loss(token_loss, tb.mask, agg or "seq-mean-segment-sum", segment_ids, loss_norm)
     return loss, _metrics(
         tb,
         ratio,
