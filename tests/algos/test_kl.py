@@ -83,3 +83,15 @@ def test_k3_nonnegative_and_metrics():
     assert m["kl/k1_mean"] == pytest.approx((0.5 - 1.0) / 2)
     assert m["kl/k3_mean"] == pytest.approx(((math.exp(-0.5) - 1 + 0.5) + (math.exp(1) - 1 - 1)) / 2)
     assert kl_metrics(lp, ref, [[0, 0, 0]]) == {"kl/k1_mean": 0.0, "kl/k3_mean": 0.0}
+
+
+def test_k1_token_advantages_composes_eq14():
+    from swetrain.algos import k1_token_advantages, rloo_advantages
+
+    terminal = rloo_advantages([1.0, 0.0], ["x", "x"])  # [1, -1]
+    lo = torch.tensor([[-0.2, -0.4, -0.1], [-1.0, -1.0, -1.0]])
+    lr = torch.tensor([[-0.3, -0.1, -0.1], [-1.0, -2.0, -1.0]])
+    m = torch.tensor([[1, 1, 1], [1, 0, 1]]).bool()
+    a = k1_token_advantages(terminal, lo, lr, m, beta=0.5, gamma=1.0)
+    assert a[0].tolist() == pytest.approx([1 - 0.5 * (0.1 - 0.3 + 0.0), 1 - 0.5 * (-0.3), 1.0])
+    assert a[1].tolist() == pytest.approx([-1.0, 0.0, -1.0])

@@ -23,7 +23,7 @@ from .advantages import (
 )
 from .chains import REWARD_SCHEMES, active_mask, attempt_rewards, chain_advantages
 from .distill import mopd_advantages, mopd_loss, mopd_metrics
-from .kl import k1, k3, kl_metrics, returns_to_go, token_rewards_with_k1
+from .kl import k1, k1_token_advantages, k3, kl_metrics, returns_to_go, token_rewards_with_k1
 from .losses import (
     AGG_MODES,
     INVALID_ADVANTAGE,
@@ -59,6 +59,7 @@ __all__ = [
     "grpo_advantages",
     "grpo_mean_advantages",
     "k1",
+    "k1_token_advantages",
     "k3",
     "kl_metrics",
     "list_advantage_estimators",

@@ -127,3 +127,21 @@ def returns_to_go(token_rewards: Tensorish, mask: Tensorish, gamma: float = 1.0)
         running = torch.where(mt, r[:, t] + gamma * running, running)
         out[:, t] = torch.where(mt, running, zero)
     return out
+
+
+def k1_token_advantages(
+    terminal: Tensorish,
+    logp_old: Tensorish,
+    logp_ref: Tensorish,
+    mask: Tensorish,
+    beta: float,
+    gamma: float = 1.0,
+) -> torch.Tensor:
+    """Agentic-miniRL token advantages in the order of seed 000, eq. 14.
+
+    ``returns_to_go(token_rewards_with_k1(terminal, logp_old, logp_ref, mask, beta), mask, gamma)``
+    where ``terminal[B]`` is the RLOO-centred executable return of each trajectory.
+    Shapes: ``terminal[B]``, others ``[B, T]`` -> ``Tensor[B, T]`` (0 on masked tokens).
+    """
+    rewards = token_rewards_with_k1(terminal, logp_old, logp_ref, mask, beta)
+    return returns_to_go(rewards, mask, gamma)
