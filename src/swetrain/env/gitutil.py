@@ -24,9 +24,18 @@ class GitError(RuntimeError):
     """A git command failed; the message holds the command and git's stderr."""
 
 
-def git(repo: str | Path, *args: str, input: bytes | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    """Run ``git -C repo args...`` with a fixed identity; raise GitError naming the command."""
-    env = {**os.environ, **_GIT_ENV, "HOME": os.environ.get("HOME", "/tmp")}
+def git(
+    repo: str | Path,
+    *args: str,
+    input: bytes | None = None,
+    check: bool = True,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess:
+    """Run ``git -C repo args...`` with a fixed identity; raise GitError naming the command.
+
+    ``env`` adds variables (e.g. GIT_DIR, GIT_INDEX_FILE) on top of the fixed identity.
+    """
+    env = {**os.environ, **_GIT_ENV, "HOME": os.environ.get("HOME", "/tmp"), **(env or {})}
     proc = subprocess.run(
         ["git", "-c", "core.autocrlf=false", "-c", "safe.directory=*", "-C", str(repo), *args],
         input=input,
