@@ -12,6 +12,7 @@ Scripts used across processes (Ray actors) must be picklable: the data-only scri
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +68,8 @@ class ScriptedPolicy:
             raise ValueError(f"end_of_turn {end_of_turn!r} is not a single token of this tokenizer")
         self.eot_id = eot[0]
         self.calls = 0
+        # the generated id lists of the last 4096 calls, in call order (tests compare against them)
+        self.history: deque[list[int]] = deque(maxlen=4096)
 
     def _encode(self, text: str) -> list[int]:
         if self.tokenization == "canonical":
@@ -102,6 +105,7 @@ class ScriptedPolicy:
             if len(ids) > config.max_new_tokens:
                 ids = ids[: config.max_new_tokens]
                 finish = "length"
+            self.history.append(list(ids))
             out.append(
                 Generation(
                     token_ids=ids,
@@ -137,7 +141,7 @@ class TurnScript:
     """Message ``turn`` of a fixed list; after the list, ``after`` (default: call finish)."""
 
     turns: Sequence[str]
-    after: str = '<tool_call>\n{"name": "finish", "arguments": {}}\n</tool_call>'
+    after: str = '<tool_call>\n{"name": "finish", "arguments": {"command": "submit"}}\n</tool_call>'
 
     def __call__(self, state: ScriptState) -> str:
         return self.turns[state.turn] if state.turn < len(self.turns) else self.after
@@ -185,22 +189,40 @@ def _call(name: str, arguments: dict) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
 
 
+def bash_call(cmd: str) -> str:
+    """A Hermes-style ``execute_bash`` call, as a model would write it."""
+    return _call("execute_bash", {"cmd": cmd})
+
+
+def write_file_call(path: str, content: str) -> str:
+    """A ``file_editor create`` call that writes ``content`` to ``path``."""
+    return _call("file_editor", {"command": "create", "path": path, "file_text": content})
+
+
+def replace_call(path: str, old: str, new: str) -> str:
+    """A ``file_editor str_replace`` call."""
+    return _call("file_editor", {"command": "str_replace", "path": path, "old_str": old, "new_str": new})
+
+
+FINISH_CALL = _call("finish", {"command": "submit"})
+
+
 def builtin_script(name: str) -> Script:
     """Named zero-cost scripts (used by ``--policy scripted:NAME`` and the benchmark).
 
     * ``finish``: call ``finish`` at once (an empty patch);
-    * ``explore``: list files, grep, read a file, run the tests, then finish (no edits);
+    * ``explore``: list files, search, view the tree, git status, run the tests, then finish (no edits);
     * ``invalid``: one malformed call, one unknown tool, then finish.
     """
-    bash = "execute_bash"
     scripts: dict[str, Script] = {
         "finish": TurnScript([]),
         "explore": TurnScript(
             [
-                _call(bash, {"command": "ls -R | head -50"}),
-                "<think>Look for the code the issue mentions.</think>\n" + _call(bash, {"command": "grep -rn 'def ' --include=*.py . | head -20"}),
-                _call(bash, {"command": "git status --short && git log --oneline | head -3"}),
-                _call(bash, {"command": "python -m pytest -q -x 2>&1 | tail -5"}),
+                bash_call("ls -R | head -50"),
+                "<think>Look for the code the issue mentions.</think>\n" + _call("search", {"search_term": "def "}),
+                _call("file_editor", {"command": "view", "path": "."}),
+                bash_call("git status --short && git log --oneline | head -3"),
+                bash_call("python -m pytest -q -x 2>&1 | tail -5"),
             ]
         ),
         "invalid": TurnScript(['<tool_call>{"name": "execute_bash", "arguments": {</tool_call>', _call("rm_everything", {})]),

@@ -1,0 +1,286 @@
+"""The scripted repair agent: finds a fix by running tests (never reading the gold patch) and turns
+it into a clean, formulaic demonstration trajectory in the agent's own chat format.
+
+Search (hidden from the demonstration), all inside a real workspace of the task:
+
+1. run the test suite (``TEST_CMD``) and read the failing test ids and the ``--tb=short`` traceback;
+2. candidate functions: frames of the traceback in non-test files (deepest first), then functions
+   whose names the failing tests' traceback lines call;
+3. candidate edits on those functions: the inverse-style rewrites of
+   :mod:`swetrain.tasks.synth.mutate` (flip a comparison, shift a boundary, swap ``+``/``-``,
+   invert an ``if``, drop a ``not``, swap arguments / branches, ...) plus integer ``±1`` and
+   removing a ``break`` -- every single-line candidate is written, the failing tests are re-run,
+   and the first edit that makes them pass without breaking the rest of the suite wins.
+
+Demonstration (what the policy learns, five turns, one tool call each, short observations)::
+
+    execute_bash   {"cmd": TEST_CMD}                         -> failing test + short traceback
+    file_editor    {"command": "view", "path": P, "view_range": [a, b]}   (the fixed function)
+    file_editor    {"command": "str_replace", "path": P, "old_str": OLD, "new_str": NEW}
+    execute_bash   {"cmd": TEST_CMD}                         -> all tests pass
+    finish         {"command": "submit"}
+
+It is replayed through :func:`swetrain.agent.loop.run_episode` with a
+:class:`~swetrain.agent.scripted.ScriptedPolicy`, so the demonstration's token ids, assistant mask
+and observations are exactly those a model would produce and see.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swetrain.agent.format import tool_call_text
+
+TEST_CMD = "python -m pytest -q -x --tb=short -p no:cacheprovider 2>&1 | tail -n 25"
+_FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+?)(?: - .*)?$", re.M)
+_FRAME = re.compile(r"^(\S+\.py):(\d+): in (\w+)", re.M)
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+_INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+
+
+@dataclass
+class RepairPlan:
+    """A verified single-line fix and the view that shows it."""
+
+    path: str  # relative to the repository root
+    line: int  # 1-based line of the fix
+    old: str  # exact old text (one line, or two when one line is not unique)
+    new: str
+    view_range: tuple[int, int]
+    function: str
+    failing_tests: list[str] = field(default_factory=list)
+    candidates_tried: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def demo_messages(plan: RepairPlan) -> list[str]:
+    """The five assistant messages of the demonstration."""
+    return [
+        tool_call_text("execute_bash", {"cmd": TEST_CMD}),
+        tool_call_text("file_editor", {"command": "view", "path": plan.path, "view_range": list(plan.view_range)}),
+        tool_call_text("file_editor", {"command": "str_replace", "path": plan.path, "old_str": plan.old, "new_str": plan.new}),
+        tool_call_text("execute_bash", {"cmd": TEST_CMD}),
+        tool_call_text("finish", {"command": "submit"}),
+    ]
+
+
+# ---------------------------------------------------------------------------------- search
+def _is_test_file(path: str) -> bool:
+    name = Path(path).name
+    return "tests/" in path or path.startswith("tests") or name.startswith("test_") or name == "conftest.py"
+
+
+def _source_files(root: Path) -> list[str]:
+    out = []
+    for p in sorted(root.rglob("*.py")):
+        rel = p.relative_to(root).as_posix()
+        if rel.startswith(".") or "/." in rel or _is_test_file(rel):
+            continue
+        out.append(rel)
+    return out
+
+
+def _functions(source: str) -> list[tuple[str, int, int]]:
+    """(name, first line, last line) of every function/method in ``source``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            start = min([node.lineno, *[d.lineno for d in node.decorator_list]])
+            out.append((node.name, start, node.end_lineno or node.lineno))
+    return out
+
+
+def _candidate_functions(root: Path, output: str) -> list[tuple[str, str, int, int]]:
+    """(path, function, start, end) in search order (see module docstring)."""
+    sources = {rel: (root / rel).read_text(encoding="utf-8", errors="replace") for rel in _source_files(root)}
+    found: list[tuple[str, str, int, int]] = []
+    seen: set[tuple[str, str]] = set()
+
+    def add(path: str, name: str) -> None:
+        if (path, name) in seen or path not in sources:
+            return
+        for fn, lo, hi in _functions(sources[path]):
+            if fn == name:
+                seen.add((path, name))
+                found.append((path, name, lo, hi))
+                return
+
+    frames = [(m.group(1), m.group(3)) for m in _FRAME.finditer(output)]
+    for path, name in reversed(frames):
+        path = path.lstrip("./")
+        if not _is_test_file(path):
+            add(path, name)
+    called = []
+    for line in output.splitlines():
+        for name in _CALL.findall(line):
+            if name not in called and not name.startswith("test") and name not in ("assert", "print", "len", "raises"):
+                called.append(name)
+    for name in called:
+        for path in sources:
+            add(path, name)
+    return found
+
+
+def _line_variants(line: str) -> list[str]:
+    """Hand-written single-line inverse edits: integers +-1 and removing a ``break``."""
+    out = []
+    if line.strip() == "break":
+        out.append(line[: len(line) - len(line.lstrip())] + "pass")
+    for m in _INT.finditer(line):
+        v = int(m.group(1))
+        for w in (v - 1, v + 1):
+            if w >= 0:
+                out.append(line[: m.start()] + str(w) + line[m.end() :])
+    return out
+
+
+def _candidate_edits(source: str, path: str, lo: int, hi: int) -> list[tuple[int, str]]:
+    """(line, new line text) single-line rewrites inside lines [lo, hi] of ``source``."""
+    from swetrain.tasks.synth.mutate import apply_site, enumerate_sites
+
+    lines = source.splitlines()
+    edits: list[tuple[int, str]] = []
+    seen: set[tuple[int, str]] = set()
+    try:
+        sites = [s for s in enumerate_sites(source, path) if lo <= s.line <= hi]
+    except Exception:  # noqa: BLE001 - unparsable source: only line edits
+        sites = []
+    for site in sites:
+        new_source = apply_site(source, site)
+        if new_source is None:
+            continue
+        new_lines = new_source.splitlines()
+        if len(new_lines) != len(lines):
+            continue
+        diff = [i for i, (a, b) in enumerate(zip(lines, new_lines)) if a != b]
+        if len(diff) != 1:
+            continue
+        key = (diff[0] + 1, new_lines[diff[0]])
+        if key not in seen:
+            seen.add(key)
+            edits.append(key)
+    for i in range(lo - 1, min(hi, len(lines))):
+        for variant in _line_variants(lines[i]):
+            key = (i + 1, variant)
+            if key not in seen:
+                seen.add(key)
+                edits.append(key)
+    return edits
+
+
+def _unique_old_new(source: str, line: int, new_line: str) -> tuple[str, str]:
+    lines = source.splitlines()
+    old, new = lines[line - 1], new_line
+    if source.count(old) == 1:
+        return old, new
+    if line >= 2:
+        old2, new2 = lines[line - 2] + "\n" + old, lines[line - 2] + "\n" + new
+        if source.count(old2) == 1:
+            return old2, new2
+    if line < len(lines):
+        old3, new3 = old + "\n" + lines[line], new + "\n" + lines[line]
+        if source.count(old3) == 1:
+            return old3, new3
+    raise ValueError("line is not unique in its file")
+
+
+def find_fix(workspace: Any, *, max_candidates: int = 80, timeout: float = 60.0) -> RepairPlan | None:
+    """Search a fix in ``workspace`` (left unchanged afterwards); None when none is found."""
+    root = Path(workspace.path)
+    first = workspace.run(TEST_CMD, timeout=timeout)
+    failing = list(dict.fromkeys(_FAILED.findall(first.output)))
+    if not failing:
+        return None
+    full = workspace.run("python -m pytest -q -x --tb=short -p no:cacheprovider 2>&1 | tail -n 200", timeout=timeout)
+    output = full.output + "\n" + first.output
+    sel = " ".join(json.dumps(t) for t in failing)
+    tried = 0
+    for path, name, lo, hi in _candidate_functions(root, output):
+        file = root / path
+        source = file.read_text(encoding="utf-8")
+        try:
+            for line, new_line in _candidate_edits(source, path, lo, hi):
+                if tried >= max_candidates:
+                    return None
+                tried += 1
+                lines = source.splitlines(keepends=True)
+                ending = "\n" if lines[line - 1].endswith("\n") else ""
+                lines[line - 1] = new_line + ending
+                file.write_text("".join(lines), encoding="utf-8")
+                quick = workspace.run(f"python -m pytest -q -x -p no:cacheprovider {sel} 2>&1 | tail -n 3", timeout=timeout)
+                if quick.timed_out or not re.search(r"\bpassed\b", quick.output) or re.search(r"\b(failed|error)", quick.output):
+                    continue
+                whole = workspace.run("python -m pytest -q -p no:cacheprovider 2>&1 | tail -n 3", timeout=timeout)
+                if whole.timed_out or re.search(r"\b(failed|error)", whole.output) or not re.search(r"\bpassed\b", whole.output):
+                    continue
+                try:
+                    old, new = _unique_old_new(source, line, new_line)
+                except ValueError:
+                    continue
+                return RepairPlan(
+                    path=path,
+                    line=line,
+                    old=old,
+                    new=new,
+                    view_range=(lo, hi),
+                    function=name,
+                    failing_tests=failing,
+                    candidates_tried=tried,
+                )
+        finally:
+            file.write_text(source, encoding="utf-8")
+    return None
+
+
+# ---------------------------------------------------------------------------- demonstrations
+@dataclass
+class Demonstration:
+    instance_id: str
+    plan: RepairPlan | None
+    trajectory: Any = None  # swetrain.agent.trajectory.Trajectory (resolved) or None
+    reason: str = ""
+
+
+def demonstrate(
+    task: Any,
+    tokenizer: Any,
+    *,
+    verifier: Any = None,
+    max_candidates: int = 80,
+    workspace_factory: Any = None,
+) -> Demonstration:
+    """Find a fix for ``task`` and replay it as a demonstration trajectory (resolved, or a reason)."""
+    from swetrain.agent.loop import EpisodeLimits, run_episode
+    from swetrain.agent.scripted import ScriptedPolicy, TurnScript
+    from swetrain.env.workspace import Workspace
+
+    make_ws = workspace_factory or (lambda t: Workspace.create(t))
+    ws = make_ws(task)
+    try:
+        plan = find_fix(ws, max_candidates=max_candidates)
+        if plan is None:
+            return Demonstration(task.instance_id, None, None, "no single-line fix found by the search")
+        ws.reset()
+        script = TurnScript(demo_messages(plan))
+        policy = ScriptedPolicy(tokenizer, script)
+        limits = EpisodeLimits(max_turns=6, max_context_tokens=16384, max_tokens_per_call=1024)
+        traj = run_episode(task, ws, policy, None, limits, verifier=verifier, seed=0)
+        if verifier is None:
+            check = ws.run("python -m pytest -q -p no:cacheprovider 2>&1 | tail -n 3")
+            traj.resolved = bool(re.search(r"\bpassed\b", check.output)) and not re.search(r"\b(failed|error)", check.output)
+        if not traj.resolved:
+            return Demonstration(task.instance_id, plan, traj, "replayed demonstration did not resolve the task")
+        return Demonstration(task.instance_id, plan, traj, "ok")
+    finally:
+        ws.close()
