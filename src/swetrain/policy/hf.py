@@ -227,13 +227,16 @@ class HFPolicy:
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
 
     # ------------------------------------------------------------------ generate
-    def generate(self, prompts: list[list[int]], config: GenerationConfig | None = None) -> list[Generation]:
+    def generate(
+        self, prompts: list[list[int]], config: GenerationConfig | None = None, *, seeds: list[int | None] | None = None
+    ) -> list[Generation]:
         """Sample one continuation per prompt (left-padded batch, KV cache).
 
         Row ``i`` samples with its own generator seeded ``config.seed + i`` (when a seed is given),
         so a fixed seed reproduces the batch exactly. Generation stops after a token in
         ``config.stop_token_ids`` or an EOS id (finish_reason "stop", the stop token is included in
         ``token_ids``) or after ``max_new_tokens`` (or the model's context) ("length").
+        ``seeds`` (one per prompt) overrides the per-row seeds (the server batches requests with it).
         """
         torch = self._torch
         config = config or GenerationConfig()
@@ -249,11 +252,15 @@ class HFPolicy:
                     f"prompts: a prompt of {longest} tokens leaves no room in the model's context of {self.max_positions}"
                 )
         stops = set(config.stop_token_ids) | self.eos_ids
+        if seeds is None:
+            seeds = [None if config.seed is None else int(config.seed) + row for row in range(len(prompts))]
+        elif len(seeds) != len(prompts):
+            raise ValueError(f"seeds: {len(seeds)} values for {len(prompts)} prompts")
         generators = []
-        for row in range(len(prompts)):
+        for seed in seeds:
             generator = torch.Generator(device=self.device)
-            if config.seed is not None:
-                generator.manual_seed(int(config.seed) + row)
+            if seed is not None:
+                generator.manual_seed(int(seed))
             else:
                 generator.seed()
             generators.append(generator)
