@@ -74,3 +74,92 @@ def fix_turns(line: str) -> list[tuple[str, str | None]]:
         (tool_call_text("execute_bash", {"command": f"sed -i '3s/.*/{line}/' a.py"}), "ok"),
         (tool_call_text("finish", {}), None),
     ]
+
+
+LIB_OK = '''"""Small helpers."""
+
+
+def clamp(x, lo, hi):
+    """Clamp x into [lo, hi]."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+def total(items):
+    """Sum of the items."""
+    out = 0
+    for item in items:
+        out += item
+    return out
+
+
+def last(items):
+    """The last item."""
+    return items[-1]
+'''
+
+LIB_TESTS = '''from lib import clamp, last, total
+
+
+def test_clamp_low():
+    assert clamp(-5, 0, 10) == 0
+
+
+def test_clamp_high():
+    assert clamp(50, 0, 10) == 10
+
+
+def test_clamp_inside():
+    assert clamp(5, 0, 10) == 5
+
+
+def test_total():
+    assert total([1, 2, 3]) == 6
+
+
+def test_last():
+    assert last([1, 2, 3]) == 3
+'''
+
+BUGS = {
+    "flip": ("    if x > hi:\n", "    if x <= hi:\n"),
+    "arith": ("        out += item\n", "        out -= item\n"),
+    "index": ("    return items[-1]\n", "    return items[-2]\n"),
+}
+
+
+def make_bug_task(folder, bug: str, instance_id: str | None = None):
+    """A real git repository with one injected bug and its failing tests already in the repo."""
+    from pathlib import Path
+
+    from swetrain.env.gitutil import git, init_snapshot
+    from swetrain.tasks.record import Task
+
+    folder = Path(folder)
+    good, bad = BUGS[bug]
+    work = folder / "src-tree"
+    (work / "tests").mkdir(parents=True, exist_ok=True)
+    (work / "lib.py").write_text(LIB_OK.replace(good, bad))
+    (work / "tests" / "test_lib.py").write_text(LIB_TESTS)
+    (work / "conftest.py").write_text("")
+    (work / ".gitignore").write_text("__pycache__/\n")
+    repo = folder / "repo"
+    base = init_snapshot(work, repo, message="base")
+    (repo / "lib.py").write_text(LIB_OK)
+    gold = git(repo, "diff").stdout.decode()
+    git(repo, "checkout", "-q", "--", ".")
+    f2p = {"flip": ["test_clamp_high", "test_clamp_inside"], "arith": ["test_total"], "index": ["test_last"]}[bug]
+    allt = ["test_clamp_low", "test_clamp_high", "test_clamp_inside", "test_total", "test_last"]
+    return Task(
+        instance_id=instance_id or f"lib__{bug}",
+        repo="swetrain-test/lib",
+        base_commit=base,
+        problem_statement=f"A helper in lib.py misbehaves ({bug}); see the failing tests.",
+        patch=gold,
+        FAIL_TO_PASS=[f"tests/test_lib.py::{t}" for t in f2p],
+        PASS_TO_PASS=[f"tests/test_lib.py::{t}" for t in allt if t not in f2p],
+        source="repo",
+    ).with_base_dir(folder)

@@ -198,12 +198,11 @@ def _unique_old_new(source: str, line: int, new_line: str) -> tuple[str, str]:
 def find_fix(workspace: Any, *, max_candidates: int = 80, timeout: float = 60.0) -> RepairPlan | None:
     """Search a fix in ``workspace`` (left unchanged afterwards); None when none is found."""
     root = Path(workspace.path)
-    first = workspace.run(TEST_CMD, timeout=timeout)
-    failing = list(dict.fromkeys(_FAILED.findall(first.output)))
+    first = workspace.run(TEST_CMD.replace("tail -n 25", "tail -n 200"), timeout=timeout)
+    output = first.output
+    failing = list(dict.fromkeys(_FAILED.findall(output)))
     if not failing:
         return None
-    full = workspace.run("python -m pytest -q -x --tb=short -p no:cacheprovider 2>&1 | tail -n 200", timeout=timeout)
-    output = full.output + "\n" + first.output
     sel = " ".join(json.dumps(t) for t in failing)
     tried = 0
     for path, name, lo, hi in _candidate_functions(root, output):
