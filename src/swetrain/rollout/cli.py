@@ -1,0 +1,126 @@
+"""``swetrain rollout``: sample G chains x R attempts per task into RUN_DIR/trajectories/*.parquet."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rollout")(rollout)
+
+
+def _load_tasks(spec: str, split: str | None) -> list:
+    if spec == "builtin":
+        from swetrain.tasks.builtin import load_builtin
+
+        tasks = load_builtin(split)
+    else:
+        from swetrain.tasks.record import load_tasks
+
+        tasks = load_tasks(spec)
+        if split:
+            tasks = [t for t in tasks if t.split == split]
+    if not tasks:
+        raise typer.BadParameter(f"no tasks in {spec!r}" + (f" with split {split!r}" if split else ""), param_hint="--tasks")
+    return tasks
+
+
+def rollout(
+    tasks: str = typer.Option(..., "--tasks", help="Tasks file (JSONL/JSON/Parquet) or 'builtin'."),
+    policy: str = typer.Option(..., "--policy", help="Policy spec: a swetrain.policy spec (e.g. a model folder, 'tiny'), or 'scripted:NAME'."),
+    out: Path = typer.Option(..., "--out", help="Run directory (trajectories/ and rollout.json go there)."),
+    group: int = typer.Option(8, "--group", min=1, help="G: chains per task."),
+    attempts: int = typer.Option(2, "--attempts", min=1, help="R: attempts per chain (recovery attempts run only after a failure)."),
+    context: str = typer.Option("patch+verifier", "--context", help="Failure context of recovery attempts: patch+verifier | patch-only | none."),
+    backend: str = typer.Option("local", "--backend", help="local (thread pool) or ray (actors)."),
+    workers: int = typer.Option(1, "--workers", min=1, help="Chains (and workspaces) at once."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only tasks of this split (e.g. heldout)."),
+    max_turns: int = typer.Option(30, "--max-turns", min=1, help="Turns per attempt (FC-SWE: 100)."),
+    max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens per generation call."),
+    max_context: int = typer.Option(16384, "--max-context", min=64, help="Context tokens per attempt (FC-SWE: 65536)."),
+    context_budget: int = typer.Option(2048, "--context-budget", min=64, help="Token budget of the failure context."),
+    temperature: float = typer.Option(1.0, "--temperature", min=0.0),
+    top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
+    seed: int = typer.Option(0, "--seed"),
+    infra_retries: int = typer.Option(2, "--infra-retries", min=0, help="Retries of a chain after infra failures."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: start Ray locally)."),
+    ray_cpus: int = typer.Option(2, "--ray-cpus", min=1, help="CPUs of a locally started Ray."),
+    resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip chains already stored in RUN_DIR."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object of the results as the last line."),
+) -> None:
+    """Roll out FC-SWE recovery chains: G chains x up to R attempts per task, verified, stored as Parquet."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from swetrain.agent.chains import CONTEXT_VARIANTS
+    from swetrain.agent.loop import EpisodeLimits
+    from swetrain.rollout.engine import BACKENDS, RolloutConfig, RolloutEngine
+    from swetrain.rollout.store import TrajectoryStore, write_json_atomic
+
+    if context not in CONTEXT_VARIANTS:
+        raise typer.BadParameter(f"{context!r} is not one of {', '.join(CONTEXT_VARIANTS)}", param_hint="--context")
+    if backend not in BACKENDS:
+        raise typer.BadParameter(f"{backend!r} is not one of {', '.join(BACKENDS)}", param_hint="--backend")
+    task_list = _load_tasks(tasks, split)
+    config = RolloutConfig(
+        group=group,
+        attempts=attempts,
+        context_variant=context,
+        context_budget_tokens=context_budget,
+        limits=EpisodeLimits(max_turns=max_turns, max_context_tokens=max_context, max_tokens_per_call=max_tokens),
+        seed=seed,
+        temperature=temperature,
+        top_p=top_p,
+        max_infra_retries=infra_retries,
+    )
+    engine = RolloutEngine(
+        policy_factory=policy, backend=backend, workers=workers, config=config, ray_address=ray_address, ray_num_cpus=ray_cpus
+    )
+    store = TrajectoryStore(out)
+    console = Console(stderr=True)
+    total = len(task_list) * group
+    with Progress(
+        TextColumn("[bold]rollout"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(), console=console, transient=as_json,
+    ) as progress:
+        bar = progress.add_task("chains", total=total, status="")
+        resolved = {"n": 0}
+
+        def on_result(result) -> None:
+            resolved["n"] += any(t.resolved for t in result.trajectories)
+            progress.update(bar, advance=1, status=f"resolved chains {resolved['n']}")
+
+        report = engine.run(task_list, store, resume=resume, on_result=on_result)
+        progress.update(bar, completed=total)
+    summary = {
+        "run_dir": str(out),
+        "tasks": len(task_list),
+        "group": group,
+        "attempts": attempts,
+        "context": context,
+        "backend": backend,
+        "policy": policy,
+        **{k: v for k, v in report.to_dict().items() if k != "metrics"},
+        **report.metrics,
+        "stored_rows": store.count(),
+    }
+    write_json_atomic(Path(out) / "rollout.json", {"config": {"seed": seed, "workers": workers, "max_turns": max_turns}, "result": summary})
+    if report.skipped_tasks:
+        for iid, why in report.skipped_tasks.items():
+            console.print(f"[yellow]skipped {iid}[/yellow]: {why}")
+    r1, r2 = report.metrics.get("resolved@1"), report.metrics.get("resolved@2")
+    rec = report.metrics.get("conditional_recovery")
+    fmt = lambda v: "n/a" if v is None else f"{100 * v:.1f}%"  # noqa: E731
+    console.print(
+        f"Resolved@1 {fmt(r1)}  Resolved@2 {fmt(r2)}  conditional recovery {fmt(rec)}  "
+        f"({report.trajectories} trajectories, {report.chains_done} chains, {report.seconds:.1f}s) -> {out}"
+    )
+    if as_json:
+        sys.stdout.write(json.dumps(summary, default=str) + "\n")
+    if report.chains_done == 0 and report.chains_resumed == 0:
+        raise typer.Exit(code=1)
