@@ -69,3 +69,20 @@ def test_token_logprobs_alignment() -> None:
     logp = token_logprobs(Uniformish(), ids, torch.ones_like(ids))
     assert logp[0, 0] == 0
     assert logp[0, 1] > logp[0, 2]  # token 3 at t=1 is likely, token 2 at t=2 is not
+
+
+def test_masked_logprobs_match_full(tiny_path):
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_path, dtype=torch.float32).eval()
+    ids = torch.randint(0, 500, (2, 40))
+    att = torch.ones_like(ids)
+    att[1, 30:] = 0
+    mask = torch.zeros(2, 40)
+    mask[0, 10:20] = 1
+    mask[1, 5:25] = 1
+    with torch.no_grad():
+        full = token_logprobs(model, ids, att)
+        part = token_logprobs(model, ids, att, mask)
+    assert torch.allclose(full * mask, part, atol=1e-5)
+    assert (part[mask == 0] == 0).all()

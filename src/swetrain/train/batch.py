@@ -163,13 +163,37 @@ def split_mini_batches(n: int, parts: int, generator: torch.Generator | None = N
     return [perm[k::parts] for k in range(parts)]
 
 
-def token_logprobs(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+def token_logprobs(
+    model: torch.nn.Module,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    loss_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
     """``logp[b, t] = log pi(input_ids[b, t] | input_ids[b, :t])`` as float32 ``[B, T]`` (0 at t=0).
 
     Uses the model's logits at position ``t-1``; log-softmax is taken in float32 for stability.
+    With ``loss_mask`` only the positions where it is non-zero are projected to the vocabulary
+    (the LM head and the softmax dominate a small model's cost; prompt and observation tokens,
+    most of an agent trajectory, need no logits); other positions are 0.
     """
-    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits  # [B, T, V]
-    logits = logits[:, :-1, :].float()
-    targets = input_ids[:, 1:]
-    logp = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    return torch.nn.functional.pad(logp, (1, 0), value=0.0)
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    body = getattr(model, "model", None)
+    if loss_mask is None or head is None or body is None:
+        logits = model(input_ids=input_ids, attention_mask=attention_mask).logits  # [B, T, V]
+        logits = logits[:, :-1, :].float()
+        targets = input_ids[:, 1:]
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        return torch.nn.functional.pad(logp, (1, 0), value=0.0)
+    hidden = body(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # [B, T, H]
+    want = loss_mask[:, 1:] > 0  # predict token t from position t-1
+    rows, cols = want.nonzero(as_tuple=True)
+    out = torch.zeros(input_ids.shape, dtype=torch.float32, device=input_ids.device)
+    if rows.numel() == 0:
+        return out + 0.0 * hidden.sum()  # keep the graph connected
+    h = hidden[rows, cols]  # [N, H]
+    logits = head(h).float()
+    scale = getattr(model.config, "final_logit_softcapping", None)
+    if scale:
+        logits = torch.tanh(logits / scale) * scale
+    lp = torch.log_softmax(logits, dim=-1).gather(-1, input_ids[rows, cols + 1].unsqueeze(-1)).squeeze(-1)
+    return out.index_put((rows, cols + 1), lp)

@@ -123,7 +123,7 @@ class SFTTrainer:
                 for micro in plan:
                     b = collate([batch_samples[i] for i in micro], self.pad_id).to(self.device)
                     with _autocast(self.device, cfg.precision):
-                        logp = token_logprobs(self.model, b.input_ids, b.attention_mask).float()
+                        logp = token_logprobs(self.model, b.input_ids, b.attention_mask, b.loss_mask).float()
                     nll = -(logp * b.loss_mask).sum() / n_tok
                     nll.backward()
                     loss_sum += float(nll.detach())
@@ -152,7 +152,7 @@ class SFTTrainer:
         plan = plan_micro_batches([len(s.token_ids) for s in samples], self.config.micro_batch_tokens)
         for micro in plan:
             b = collate([samples[i] for i in micro], self.pad_id).to(self.device)
-            logp = token_logprobs(self.model, b.input_ids, b.attention_mask).float()
+            logp = token_logprobs(self.model, b.input_ids, b.attention_mask, b.loss_mask).float()
             nll += float(-(logp * b.loss_mask).sum())
             n += int(b.loss_mask.sum())
         return nll / max(n, 1)

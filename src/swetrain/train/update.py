@@ -127,7 +127,7 @@ class PolicyUpdater:
         for rows in plan:
             batch = collate([samples[i] for i in rows], self.pad_id).to(self.device)
             with _autocast(self.device, self.precision):
-                logp = token_logprobs(model, batch.input_ids, batch.attention_mask).float()
+                logp = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.loss_mask).float()
             for j, i in enumerate(rows):
                 out[i] = logp[j, : len(samples[i].token_ids)].cpu()
         model.train(was_training)
@@ -217,7 +217,7 @@ class PolicyUpdater:
                 for b in batches:
                     b = b.to(self.device)
                     with _autocast(self.device, self.precision):
-                        logp = token_logprobs(self.model, b.input_ids, b.attention_mask).float()
+                        logp = token_logprobs(self.model, b.input_ids, b.attention_mask, b.loss_mask).float()
                     loss, m = self.loss_fn(
                         logp,
                         b.old_logprobs,
