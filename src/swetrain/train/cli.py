@@ -1,0 +1,121 @@
+"""``swetrain train``, ``swetrain sft``, ``swetrain warmstart`` and the main job ``swetrain quickstart``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("train")(train)
+    app.command("sft")(sft)
+    app.command("warmstart")(warmstart)
+    app.command("quickstart")(quickstart)
+
+
+def train(
+    recipe: str = typer.Option(..., "--recipe", help="grpo | fcswe | minirl"),
+    out: Path = typer.Option(..., "--out", help="run directory"),
+    config: Path = typer.Option(None, "--config", help="YAML merged over the recipe"),
+    resume: bool = typer.Option(False, "--resume", help="continue from the run directory's latest checkpoint"),
+    overrides: list[str] = typer.Argument(None, help="dotted key=value overrides, e.g. optim.lr=1e-4 rollout.group=4"),
+) -> None:
+    """RL training with a recipe (rollout -> verify -> advantages -> update -> sync)."""
+    import json
+
+    from rich.console import Console
+
+    from swetrain.train.config import ConfigError, load_config
+    from swetrain.train.rl import RLTrainer
+
+    console = Console()
+    try:
+        cfg = load_config(recipe, config, list(overrides or []))
+    except ConfigError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, disable=not cfg.logging.progress) as progress:
+        bar = progress.add_task(f"{cfg.recipe} RL", total=cfg.train.steps)
+
+        def on_step(step: int, metrics: dict) -> None:
+            progress.update(bar, completed=step, description=f"{cfg.recipe} step {step} reward {metrics.get('reward/mean', 0):.2f}")
+
+        trainer = RLTrainer(cfg, out, on_step=on_step)
+        progress.update(bar, completed=trainer.step)
+        last = trainer.train(resume=resume)
+    console.print(f"run directory: {out}  (metrics.jsonl, tensorboard/, trajectories/, checkpoints/)")
+    console.print(json.dumps({k: v for k, v in last.items() if isinstance(v, (int, float))}, sort_keys=True))
+
+
+def sft(
+    data: Path = typer.Option(..., "--data", help="trajectory store: a run directory or its trajectories/ folder"),
+    policy: str = typer.Option("tiny", "--policy", help="model folder or tiny | tiny-sft | smollm2"),
+    out: Path = typer.Option(..., "--out", help="folder for the fine-tuned model"),
+    epochs: int = typer.Option(3, "--epochs"),
+    lr: float = typer.Option(1e-4, "--lr"),
+    all_trajectories: bool = typer.Option(False, "--all", help="also train on unresolved trajectories"),
+) -> None:
+    """Repair SFT: fine-tune on (verifier-approved) stored trajectories, assistant tokens only."""
+    from swetrain.policy.threads import configure_torch_threads
+    from swetrain.rollout.store import TrajectoryStore
+    from swetrain.train.policy_spec import resolve_policy_path
+    from swetrain.train.sft import SFTConfig, SFTTrainer, sample_for_sft
+
+    configure_torch_threads()
+    run_dir = data.parent if data.name == "trajectories" else data
+    trajs = TrajectoryStore(run_dir).read_all()
+    if not all_trajectories:
+        trajs = [t for t in trajs if t.resolved]
+    if not trajs:
+        typer.echo(f"no {'resolved ' if not all_trajectories else ''}trajectories in {run_dir}/trajectories", err=True)
+        raise typer.Exit(2)
+    trainer = SFTTrainer.from_pretrained(resolve_policy_path(policy), SFTConfig(epochs=epochs, lr=lr))
+    metrics = trainer.train([sample_for_sft(t) for t in trajs])
+    trainer.save(out)
+    typer.echo(f"trained on {len(trajs)} trajectories; final loss {metrics['loss']:.4f}; saved to {out}")
+
+
+def warmstart(
+    base: str = typer.Option("tiny", "--base", help="tiny | smollm2"),
+    force: bool = typer.Option(False, "--force", help="rebuild even when cached"),
+) -> None:
+    """Build (or show) the cached SFT warm start of a base policy from scripted repair demos."""
+    import json
+
+    from swetrain.train.warmstart import ensure_warm_start
+
+    path = ensure_warm_start(base, progress=True, force=force)
+    info = json.loads((path / "warmstart.json").read_text())
+    typer.echo(f"{path}\n{info['demonstrations']} demonstrations, NLL {info['nll_before']:.3f} -> {info['nll_after']:.3f}, "
+               f"built in {info['total_seconds']} s")
+
+
+def quickstart(
+    out: Path = typer.Option(Path("runs/quickstart"), "--out", help="run directory (replaced if it holds a previous quickstart)"),
+    policy: str = typer.Option("tiny-sft", "--policy", help="tiny-sft (default) | smollm2-sft | tiny | smollm2 | a model folder"),
+    steps: int = typer.Option(4, "--steps", help="FC-SWE RL steps"),
+    seed: int = typer.Option(0, "--seed"),
+    eval_tasks: int = typer.Option(16, "--eval-tasks", help="held-out tasks evaluated before and after"),
+    overrides: list[str] = typer.Argument(None, help="extra fcswe recipe overrides key=value"),
+) -> None:
+    """The main job: base policy -> held-out eval -> FC-SWE RL -> held-out eval -> report."""
+    from rich.console import Console
+
+    from swetrain.train.quickstart import QuickstartOptions, run_quickstart
+
+    console = Console()
+    summary = run_quickstart(
+        QuickstartOptions(out=out, policy=policy, steps=steps, seed=seed, eval_tasks=eval_tasks, overrides=tuple(overrides or ())),
+        console,
+    )
+    b, a = summary["before"], summary["after"]
+    console.print(
+        f"Resolved@1 {100 * b['resolved_at_1']:.1f}% -> {100 * a['resolved_at_1']:.1f}%  |  "
+        f"Resolved@2 {100 * b['resolved_at_2']:.1f}% -> {100 * a['resolved_at_2']:.1f}%  |  "
+        f"conditional recovery {100 * b['conditional_recovery']:.1f}% -> {100 * a['conditional_recovery']:.1f}%"
+    )
+    console.print(f"report: {out / 'report.md'}   summary: {out / 'summary.json'}   ({summary['total_s']:.0f} s)")
