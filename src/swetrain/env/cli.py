@@ -1,0 +1,183 @@
+"""Commands of the env layer: ``swetrain verify``, ``swetrain env tools``, ``swetrain env selfcheck``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+env_app = typer.Typer(help="Repository workspaces, agent tools and the verifier.", no_args_is_help=True)
+
+
+def _load_task(tasks: Path, instance: str):
+    from swetrain.tasks.record import TaskLoadError, get_task, load_tasks
+
+    try:
+        return get_task(load_tasks(tasks), instance)
+    except TaskLoadError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except KeyError as exc:
+        typer.echo(f"error: {tasks}: {exc.args[0]}", err=True)
+        raise typer.Exit(2) from None
+
+
+def verify(
+    tasks: Path = typer.Option(..., "--tasks", help="Tasks file (JSONL, JSON or Parquet)."),
+    instance: str = typer.Option(..., "--instance", help="instance_id of the task."),
+    patch: Path = typer.Option(..., "--patch", help="Patch file (unified/git diff); '-' reads stdin."),
+    as_json: bool = typer.Option(False, "--json", help="Print the Verdict as one JSON object."),
+    timeout: float = typer.Option(300.0, "--timeout", help="Limit for the whole test run, seconds."),
+    test_timeout: float = typer.Option(60.0, "--test-timeout", help="Limit per test, seconds (0 = none)."),
+) -> None:
+    """Judge a patch on a task. Exit code 0 whenever a verdict was reached, however bad the patch."""
+    from swetrain.env.verifier import Verifier
+
+    task = _load_task(tasks, instance)
+    if str(patch) == "-":
+        text = sys.stdin.read()
+    else:
+        try:
+            text = patch.read_bytes().decode("utf-8", errors="surrogateescape")
+        except OSError as exc:
+            typer.echo(f"error: cannot read patch file {patch}: {exc.strerror}", err=True)
+            raise typer.Exit(2) from None
+    verdict = Verifier(timeout_s=timeout, test_timeout_s=test_timeout).verify(task, text)
+    if as_json:
+        typer.echo(verdict.model_dump_json())
+        return
+    typer.echo(f"{verdict.instance_id}: {verdict.status} (resolved={verdict.resolved}, "
+               f"patch_applied={verdict.patch_applied}, infra_failure={verdict.infra_failure})")
+    for t in verdict.tests:
+        typer.echo(f"  {t.status:8s} {t.kind:12s} {t.test_id}")
+    if verdict.diagnostics:
+        typer.echo("\n" + verdict.diagnostics)
+
+
+@env_app.command("tools")
+def tools(
+    tasks: Path = typer.Option(..., "--tasks", help="Tasks file."),
+    instance: str = typer.Option(..., "--instance", help="instance_id of the task."),
+    timeout: float = typer.Option(120.0, "--timeout", help="Limit per execute_bash command, seconds."),
+    no_verify: bool = typer.Option(False, "--no-verify", help="After finish, print the patch without verifying it."),
+) -> None:
+    """Agent interface over stdin/stdout: one JSON tool call per line in, one JSON result per line out.
+
+    Input lines: {"name": "file_editor", "arguments": {...}}. Output lines: {"observation": str,
+    "ok": bool}. After ``finish`` (or end of input) it prints {"patch": str, "verdict": {...}} and
+    exits; every process the workspace started is killed.
+    """
+    from swetrain.env.tools import ToolRunner
+    from swetrain.env.verifier import Verifier
+    from swetrain.env.workspace import Limits, Workspace, WorkspaceError
+
+    task = _load_task(tasks, instance)
+    try:
+        ws = Workspace.create(task, limits=Limits(timeout_s=timeout))
+    except WorkspaceError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        runner = ToolRunner(ws)
+        for raw in sys.stdin:
+            if not raw.strip():
+                continue
+            try:
+                call = json.loads(raw)
+                if not isinstance(call, dict):
+                    raise ValueError("a tool call must be a JSON object")
+                result = runner.call(call.get("name"), call.get("arguments", {}))
+            except (json.JSONDecodeError, ValueError) as exc:
+                typer.echo(json.dumps({"observation": f"Error: invalid tool call line: {exc}", "ok": False}))
+                continue
+            typer.echo(json.dumps({"observation": result.observation, "ok": result.ok}), nl=True)
+            sys.stdout.flush()
+            if result.done:
+                break
+        patch = ws.diff()
+    finally:
+        ws.close()
+    verdict = None if no_verify else Verifier().verify(task, patch).model_dump(mode="json")
+    typer.echo(json.dumps({"patch": patch, "verdict": verdict}))
+
+
+@env_app.command("selfcheck")
+def selfcheck(
+    keep: bool = typer.Option(False, "--keep", help="Keep the temporary task folder."),
+) -> None:
+    """Build a small real task, break and fix it through the agent tools, verify both attempts."""
+    import shutil
+    import tempfile
+    import time
+
+    from swetrain.env.demo import build_demo_task
+    from swetrain.env.sandbox import isolation_note
+    from swetrain.env.tools import ToolRunner
+    from swetrain.env.verifier import Verifier
+    from swetrain.env.workspace import Workspace
+
+    import os
+
+    folder = Path(tempfile.mkdtemp(prefix="swetrain-selfcheck-"))
+    ok = True
+    old_home = os.environ.get("SWETRAIN_HOME")
+    os.environ["SWETRAIN_HOME"] = str(folder / "home")  # the pristine snapshot goes away with the folder
+
+    def step(msg: str) -> None:
+        typer.echo(f"[selfcheck] {msg}")
+
+    try:
+        step(isolation_note())
+        task = build_demo_task(folder)
+        step(f"built task {task.instance_id} in {folder} (base {task.base_commit[:10]}, "
+             f"F2P={len(task.FAIL_TO_PASS)}, P2P={len(task.PASS_TO_PASS)})")
+        verifier = Verifier(timeout_s=120, test_timeout_s=20)
+        with Workspace.create(task) as ws:
+            tools = ToolRunner(ws)
+            step(f"workspace at {ws.path} (agent sees {ws.agent_root})")
+            # attempt 1: a wrong fix (subtracts)
+            r = tools.call("file_editor", {"command": "str_replace", "path": "calc/__init__.py",
+                                           "old_str": "return a + b  # bug: should multiply", "new_str": "return a - b"})
+            step(f"attempt 1: file_editor str_replace -> ok={r.ok}")
+            tools.call("execute_bash", {"cmd": "sleep 600 &"})
+            v1 = verifier.verify(task, ws.diff())
+            step(f"attempt 1 verdict: {v1.status} (resolved={v1.resolved}); diagnostics first line: "
+                 f"{v1.diagnostics.splitlines()[0] if v1.diagnostics else ''}")
+            ok &= v1.status == "NO" and not v1.infra_failure
+            t0 = time.perf_counter()
+            fixed = ws.reset()
+            step(f"reset in {1000 * (time.perf_counter() - t0):.1f} ms ({fixed} entries repaired); "
+                 f"diff now empty: {ws.diff() == ''}")
+            ok &= ws.diff() == ""
+            # attempt 2: the right fix, checked with the tools first
+            r = tools.call("search", {"search_term": "def mul"})
+            step(f"attempt 2: search 'def mul' -> {r.observation.splitlines()[-1]}")
+            r = tools.call("file_editor", {"command": "str_replace", "path": "calc/__init__.py",
+                                           "old_str": "return a + b  # bug: should multiply", "new_str": "return a * b"})
+            r = tools.call("execute_bash", {"cmd": "python -c 'from calc import mul; print(mul(3, 4))'"})
+            step(f"attempt 2: mul(3, 4) -> {r.observation.splitlines()[0]}")
+            r = tools.call("finish", {"command": "submit"})
+            v2 = verifier.verify(task, ws.diff())
+            step(f"attempt 2 verdict: {v2.status} (resolved={v2.resolved}, applied with {v2.apply_method}, "
+                 f"{v2.duration_s:.1f}s)")
+            ok &= v2.resolved and r.done
+        step("PASS" if ok else "FAIL")
+    finally:
+        if old_home is None:
+            os.environ.pop("SWETRAIN_HOME", None)
+        else:
+            os.environ["SWETRAIN_HOME"] = old_home
+        if keep:
+            step(f"kept {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+    if not ok:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``verify`` (top level) and the ``env`` group to the swetrain command."""
+    app.command("verify")(verify)
+    app.add_typer(env_app, name="env")
