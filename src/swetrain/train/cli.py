@@ -44,9 +44,15 @@ def train(
         def on_step(step: int, metrics: dict) -> None:
             progress.update(bar, completed=step, description=f"{cfg.recipe} step {step} reward {metrics.get('reward/mean', 0):.2f}")
 
-        trainer = RLTrainer(cfg, out, on_step=on_step)
-        progress.update(bar, completed=trainer.step)
-        last = trainer.train(resume=resume)
+        if not resume and ((out / "metrics.jsonl").exists() or (out / "checkpoints").exists()):
+            console.print(f"[red]{out} already holds a run; pass --resume to continue it or choose a new --out[/red]")
+            raise typer.Exit(2)
+        try:
+            trainer = RLTrainer(cfg, out, on_step=on_step)
+            last = trainer.train(resume=resume)
+        except (FileNotFoundError, FileExistsError, ValueError) as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(2) from None
     console.print(f"run directory: {out}  (metrics.jsonl, tensorboard/, trajectories/, checkpoints/)")
     console.print(json.dumps({k: v for k, v in last.items() if isinstance(v, (int, float))}, sort_keys=True))
 
