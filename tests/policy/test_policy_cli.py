@@ -15,17 +15,17 @@ from swetrain.policy.openai_client import OpenAIPolicy
 ENV = {**os.environ, "SWETRAIN_TORCH_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
-def swetrain(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "swetrain.cli", *args], capture_output=True, text=True, env=ENV, timeout=300, **kw)
-
-
-@pytest.mark.slow
 def test_tiny_command_builds_a_model(tmp_path):
-    result = swetrain("policy", "tiny", "--out", str(tmp_path / "m"))
-    assert result.returncode == 0, result.stderr
-    assert "parameters" in result.stdout and (tmp_path / "m" / "model.safetensors").is_file()
-    again = swetrain("policy", "tiny", "--out", str(tmp_path / "m"))
-    assert again.returncode == 2 and "not empty" in again.stderr
+    from typer.testing import CliRunner
+
+    from swetrain.cli import app
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["policy", "tiny", "--out", str(tmp_path / "m")])
+    assert result.exit_code == 0, result.output
+    assert "parameters" in result.output and (tmp_path / "m" / "model.safetensors").is_file()
+    again = runner.invoke(app, ["policy", "tiny", "--out", str(tmp_path / "m")])
+    assert again.exit_code == 2 and "not empty" in again.output
 
 
 @pytest.mark.slow
@@ -56,5 +56,9 @@ def test_serve_command_answers_like_hf(tiny_path, hf_policy, chat_prompt):
 
 
 def test_serve_rejects_bad_model():
-    result = swetrain("policy", "serve", "--model", "nope:thing")
-    assert result.returncode == 2 and "unknown scheme" in result.stderr
+    from typer.testing import CliRunner
+
+    from swetrain.cli import app
+
+    result = CliRunner().invoke(app, ["policy", "serve", "--model", "nope:thing"])
+    assert result.exit_code == 2 and "unknown scheme" in result.output
