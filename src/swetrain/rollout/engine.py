@@ -233,6 +233,7 @@ class RolloutReport:
     chains_resumed: int = 0
     trajectories: int = 0
     infra_retries: int = 0
+    backend_start_s: float = 0.0  # building policies / starting Ray and its actors
     skipped_tasks: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     metrics: dict[str, Any] = field(default_factory=dict)
@@ -336,8 +337,10 @@ class RolloutEngine:
         return policy
 
     def _run_local(self, jobs: list[tuple[Any, int]], collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
+        t0 = time.monotonic()
         policy = self._local_policy()
         verifier = self._verifier or build_verifier(self.config.verify_timeout_s)
+        report.backend_start_s = time.monotonic() - t0
         pending = list(jobs)
         with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="swetrain-chain") as pool:
             running: dict[Any, tuple[Any, int]] = {}
@@ -361,6 +364,7 @@ class RolloutEngine:
     def _run_ray(self, jobs: list[tuple[Any, int]], collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
         from swetrain.rollout.ray_backend import RayChainPool
 
+        t0 = time.monotonic()
         with RayChainPool(
             self.policy_factory,
             self.config,
@@ -369,6 +373,7 @@ class RolloutEngine:
             num_cpus=self.ray_num_cpus,
             workspace_factory=self.workspace_factory,
         ) as pool:
+            report.backend_start_s = time.monotonic() - t0
             pool.run(jobs, collect, is_skipped=lambda iid: iid in report.skipped_tasks, report=report)
 
 
