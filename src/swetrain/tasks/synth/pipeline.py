@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import random
+import re
 import shutil
 import sys
 import time
@@ -52,7 +53,7 @@ class SynthConfig:
     f2p_max: int = 20
     p2p_max: int = 25
     timeout_factor: float = 4.0
-    min_timeout_s: float = 20.0
+    min_timeout_s: float = 8.0
     per_test_timeout_s: float = 30.0
     verify: bool = True
     verify_repeats: int = 2
@@ -78,6 +79,9 @@ class ProjectSpec:
     import_root: str = "."
     labels: dict[str, Any] | None = None
     route: str | None = None
+    # False for the shared interpreter: pytest plugins installed there are not loaded (isolation
+    # from whatever else is installed, and 3-4x faster start-up); the task's test_cmd says so too.
+    autoload_plugins: bool = True
 
 
 @dataclass
@@ -148,7 +152,8 @@ class Synthesizer:
         roots = [str((self.scratch / self.spec.import_root).resolve())]
         return run_pytest(self.spec.python, self.scratch, self.spec.profile.options, self.spec.profile.paths,
                           test_ids=test_ids, timeout_s=timeout_s, tracebacks=tracebacks,
-                          per_test_timeout_s=self._per_test, import_roots=roots)
+                          per_test_timeout_s=self._per_test, import_roots=roots,
+                          autoload=self.spec.autoload_plugins)
 
     # ---------------------------------------------------------------- prepare + baseline
     def prepare(self) -> Baseline:
@@ -236,10 +241,10 @@ class Synthesizer:
                    or (t not in tb.tests and tb.collect_errors)]
             if not f2p:
                 return "f2p_not_reproducible"
-            failures = {t: tb.longrepr.get(t, "") for t in f2p}
+            failures = {t: self._clean_text(tb.longrepr.get(t, "")) for t in f2p}
             if not any(failures.values()) and tb.collect_errors:
                 msg = next(iter(tb.collect_errors.values()))
-                failures = {t: msg for t in f2p}
+                failures = {t: self._clean_text(msg) for t in f2p}
         finally:
             path.write_text(original, encoding="utf-8")
         p2p = self._sample_p2p(still, f2p, rng)
@@ -267,6 +272,13 @@ class Synthesizer:
             environment=str(self.spec.environment) if self.spec.environment else None,
             test_cmd=task_test_cmd(self.spec), labels=labels, route=self.spec.route,
         )
+
+    def _clean_text(self, text: str) -> str:
+        """Traceback text without machine-specific paths and object addresses."""
+        assert self.scratch is not None
+        for root in {str(self.scratch), str(self.scratch.resolve())}:
+            text = text.replace(root + "/", "").replace(root, ".")
+        return re.sub(r"0x[0-9a-f]{6,}", "0x...", text)
 
     def _sample_p2p(self, still: list[str], f2p: list[str], rng: random.Random) -> list[str]:
         """Up to ``p2p_max`` passing tests: half from the F2P tests' files (most likely to be
@@ -345,22 +357,35 @@ def _snapshot(tree: Path, repo_dir: Path) -> ProjectRepo:
 def task_test_cmd(spec: ProjectSpec) -> str | None:
     """The task's test command: pytest from the repository root with the project's own options.
 
-    ``None`` (the verifier's default: pytest from the repository root) when the project needs no
-    options and runs with the current interpreter.
+    ``python`` is the task environment's interpreter (the workspace puts it first on PATH and the
+    repository root, or ``src/``, on PYTHONPATH). ``None`` (the verifier's default) when the
+    project needs no options and runs with the current interpreter.
     """
-    opts = list(spec.profile.options)
-    if spec.import_root != ".":
-        opts += ["-o", f"pythonpath={spec.import_root}"]
-    if not opts and spec.environment is None:
-        return None
     import shlex
 
-    return " ".join(["python", "-m", "pytest", *(shlex.quote(o) for o in opts)])
+    opts = list(spec.profile.options)
+    prefix = [] if spec.autoload_plugins else ["PYTEST_DISABLE_PLUGIN_AUTOLOAD=1"]
+    if not opts and not prefix and spec.environment is None:
+        return None
+    return " ".join([*prefix, "python", "-m", "pytest", *(shlex.quote(o) for o in opts)])
+
+
+# A patch that applies and changes no code: the verifier then runs the tests on the buggy tree
+# (an empty patch would be rejected before any test runs).
+NOOP_PATCH = """diff --git a/.swetrain-noop b/.swetrain-noop
+new file mode 100644
+index 0000000..8b13789
+--- /dev/null
++++ b/.swetrain-noop
+@@ -0,0 +1 @@
++
+"""
 
 
 class VerifierAcceptance:
-    """Final acceptance through :class:`swetrain.env.verifier.Verifier`: the buggy base must be
-    unresolved (empty patch) and the gold patch resolved ``verify_repeats`` times."""
+    """Final acceptance through :class:`swetrain.env.verifier.Verifier`: on the buggy base (a no-op
+    patch) the task must be unresolved with its FAIL_TO_PASS tests failing and PASS_TO_PASS
+    passing, and the gold patch must resolve it ``verify_repeats`` times."""
 
     def __init__(self, config: SynthConfig):
         try:
@@ -373,11 +398,15 @@ class VerifierAcceptance:
 
     def __call__(self, task: Task) -> str | None:
         """None when accepted, else the rejection reason."""
-        buggy = self.verifier.verify(task, "")
-        if buggy.infra_failure:
+        buggy = self.verifier.verify(task, NOOP_PATCH)
+        if buggy.infra_failure or not buggy.patch_applied:
             return "verify_infra_failure"
         if buggy.resolved:
             return "verify_buggy_resolved"
+        status = {r.test_id: r.status for r in buggy.tests}
+        if any(status.get(t) == "PASSED" for t in task.FAIL_TO_PASS) or any(
+                status.get(t) != "PASSED" for t in task.PASS_TO_PASS):
+            return "verify_buggy_mismatch"
         for _ in range(self.repeats):
             gold = self.verifier.verify(task, task.patch)
             if gold.infra_failure:

@@ -71,12 +71,15 @@ def run_pytest(
     tracebacks: bool = False,
     per_test_timeout_s: float | None = None,
     import_roots: Sequence[str] = (),
+    autoload: bool = True,
 ) -> RunResult:
     """Run ``python -m pytest`` in ``cwd`` and return per-test outcomes (exact node ids).
 
     ``options`` are the project's own pytest options (``-m`` filters, ``-o`` ini overrides, ...),
     ``paths`` its test paths; ``test_ids`` replaces the paths when given. On timeout the whole process group is killed
     and ``timed_out`` is set (partial outcomes are discarded: a hanging mutant is invalid).
+    ``autoload=False`` disables pytest's plugin auto-loading (for the shared interpreter, whose
+    site-packages may hold any plugins; pytest-timeout is then loaded explicitly).
     """
     cwd = Path(cwd)
     with tempfile.TemporaryDirectory(prefix="swetrain-run-") as tmp:
@@ -84,11 +87,13 @@ def run_pytest(
         cmd = [str(python), "-m", "pytest", "-p", _PLUGIN_MODULE, "-p", "no:cacheprovider", "-q", "-rN",
                "--tb=short" if tracebacks else "--tb=no", "-o", "console_output_style=classic"]
         if per_test_timeout_s:
-            cmd += [f"--timeout={per_test_timeout_s:g}"]
+            cmd += (["-p", "pytest_timeout"] if not autoload else []) + [f"--timeout={per_test_timeout_s:g}"]
         cmd += list(options)
         cmd += list(test_ids) if test_ids is not None else list(paths)
         env = pytest_env(import_roots)
         env["SWETRAIN_SYNTH_REPORT"] = str(report)
+        if not autoload:
+            env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         start = time.monotonic()
         proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)

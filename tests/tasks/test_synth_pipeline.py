@@ -1,0 +1,186 @@
+"""The synthesis pipeline end to end on a small real project (real pytest, real git)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from swetrain.env.gitutil import git
+from swetrain.tasks.record import load_tasks
+from swetrain.tasks.synth.api import prepare_path, synthesize
+from swetrain.tasks.synth.errors import SynthError
+from swetrain.tasks.synth.pipeline import ProjectSpec, SynthConfig, Synthesizer
+from swetrain.tasks.synth.project import parse_requirement
+from swetrain.tasks.synth.projects import Profile
+from swetrain.tasks.synth.statement import leaks
+
+CORE = '''
+def clamp(x, lo, hi):
+    """Clamp x into the closed interval [lo, hi]."""
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+def total(values, start=0):
+    """Sum of values plus start."""
+    acc = start
+    for v in values:
+        acc = acc + v
+    return acc
+
+
+def spin(n):
+    """Count down from n to zero."""
+    while n > 0:
+        n -= 1
+    return n
+'''
+
+TESTS = '''
+from calc.core import clamp, spin, total
+
+
+def test_clamp_low():
+    assert clamp(-5, 0, 3) == 0
+
+def test_clamp_high():
+    assert clamp(5, 0, 3) == 3
+
+def test_clamp_inside():
+    assert clamp(2, 0, 3) == 2
+
+def test_total():
+    assert total([1, 2, 3]) == 6
+
+def test_total_start():
+    assert total([1], start=10) == 11
+
+def test_total_empty():
+    assert total([]) == 0
+
+def test_spin():
+    assert spin(3) == 0
+'''
+
+
+def make_project(root: Path, tests: str = TESTS) -> Path:
+    (root / "calc").mkdir(parents=True)
+    (root / "calc" / "__init__.py").write_text("")
+    (root / "calc" / "core.py").write_text(CORE)
+    (root / "tests").mkdir()
+    (root / "tests" / "test_core.py").write_text(tests)
+    return root
+
+
+def spec_for(tree: Path) -> ProjectSpec:
+    return ProjectSpec(name="calc", tree=tree, python=Path(sys.executable), profile=Profile(paths=("tests",)),
+                       repo="local/calc", instance_prefix="local__calc", labels={"domain": {"l1": "data_science"}},
+                       route="A", autoload_plugins=False)
+
+
+@pytest.mark.slow
+def test_synthesizer_keeps_valid_mutants(tmp_path):
+    tree = make_project(tmp_path / "calc")
+    synth = Synthesizer(spec_for(tree), tmp_path / "work" / "repo", SynthConfig(max_tasks=4, seed=1, verify=False))
+    base = synth.prepare()
+    assert len(base.usable) == 7 and not base.flaky
+    tasks = synth.run()
+    assert 1 <= len(tasks) <= 4
+    repo = tmp_path / "work" / "repo"
+    for t in tasks:
+        assert t.FAIL_TO_PASS and t.PASS_TO_PASS and not set(t.FAIL_TO_PASS) & set(t.PASS_TO_PASS)
+        assert t.patch.startswith("diff --git a/calc/core.py b/calc/core.py")
+        assert "tests/" not in t.patch and t.test_patch == ""
+        assert leaks(t.problem_statement, t.patch) == []
+        assert t.labels["domain"]["l1"] == "data_science" and t.route == "A"
+        # base commit is the buggy state; the gold patch turns it back into the clean commit
+        assert git(repo, "rev-parse", f"tasks/{t.instance_id}").stdout.decode().strip() == t.base_commit
+        wt = tmp_path / f"wt-{t.instance_id}"
+        git(repo, "worktree", "add", "-q", "--detach", str(wt), t.base_commit)
+        git(wt, "apply", "-", input=t.patch.encode())
+        assert (wt / "calc" / "core.py").read_text() == CORE
+    # deterministic: same seed, same tasks and commits
+    again = Synthesizer(spec_for(tree), tmp_path / "work2" / "repo", SynthConfig(max_tasks=4, seed=1, verify=False)).run()
+    assert [(t.instance_id, t.base_commit, t.problem_statement) for t in again] == \
+        [(t.instance_id, t.base_commit, t.problem_statement) for t in tasks]
+    assert synth.report.candidates >= len(tasks) and synth.report.kept == len(tasks)
+
+
+@pytest.mark.slow
+def test_hanging_mutant_is_rejected_by_timeout(tmp_path):
+    tree = make_project(tmp_path / "calc")
+    synth = Synthesizer(spec_for(tree), tmp_path / "w" / "repo", SynthConfig(verify=False, min_timeout_s=3))
+    synth.prepare()
+    # `n -= 1` -> `n += 1` never terminates
+    site = next(s for s in synth.sites() if s.kind == "arith_op" and s.function == "spin")
+    assert synth.try_site(site) == "timeout"
+    assert (synth.scratch / "calc" / "core.py").read_text() == CORE  # restored after the kill
+
+
+def test_no_tests_is_a_clear_error(tmp_path):
+    tree = tmp_path / "empty"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("def f():\n    return 1\n")
+    with pytest.raises(SynthError, match="no tests found"):
+        prepare_path(tree, tmp_path / "wd", python=sys.executable)
+
+
+def test_failing_suite_is_a_clear_error(tmp_path):
+    tree = make_project(tmp_path / "calc", tests="def test_broken():\n    assert False\n")
+    synth = Synthesizer(spec_for(tree), tmp_path / "w" / "repo", SynthConfig(verify=False))
+    with pytest.raises(SynthError, match="tests already failing"):
+        synth.prepare()
+
+
+@pytest.mark.parametrize("bad", ["toolz", "toolz>=1", "", "pytest==8.0.0", "pluggy==1.5.0"])
+def test_bad_requirements(bad):
+    with pytest.raises(SynthError):
+        parse_requirement(bad)
+
+
+@pytest.mark.slow
+def test_cli_writes_nothing_on_bad_input(tmp_path):
+    from swetrain.cli import app
+
+    tree = make_project(tmp_path / "calc", tests="def test_broken():\n    assert False\n")
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(app, ["tasks", "synth", "--path", str(tree), "--python", sys.executable,
+                                   "--out", str(out), "--no-verify", "--workdir", str(tmp_path / "wd")])
+    assert res.exit_code == 1 and "tests already failing" in res.output
+    assert not out.exists() and not out.with_name("out.jsonl.tmp").exists()
+
+
+@pytest.mark.slow
+def test_cli_path_writes_loadable_tasks(tmp_path):
+    from swetrain.cli import app
+
+    tree = make_project(tmp_path / "calc")
+    out = tmp_path / "out.jsonl"
+    rep = tmp_path / "rep.json"
+    res = CliRunner().invoke(app, ["tasks", "synth", "--path", str(tree), "--python", sys.executable, "--out",
+                                   str(out), "--max-tasks", "2", "--no-verify", "--workdir", str(tmp_path / "wd"),
+                                   "--report", str(rep)])
+    assert res.exit_code == 0, res.output
+    tasks = load_tasks(out)
+    assert 1 <= len(tasks) <= 2 and all(Path(t.source).is_absolute() and t.source_path().is_dir() for t in tasks)
+    assert json.loads(rep.read_text())["kept"] == len(tasks)
+
+
+@pytest.mark.slow
+def test_verifier_accepts_synthesized_tasks(tmp_path):
+    """Final acceptance through the real verifier: buggy unresolved, gold resolved (twice)."""
+    verifier_mod = pytest.importorskip("swetrain.env.verifier")
+    tree = make_project(tmp_path / "calc")
+    tasks, report = synthesize(spec_for(tree), tmp_path / "t.jsonl", SynthConfig(max_tasks=2, seed=0), tmp_path)
+    assert tasks and report.verify_s > 0
+    v = verifier_mod.Verifier(timeout_s=120)
+    for t in load_tasks(tmp_path / "t.jsonl"):
+        assert v.verify(t, t.patch).resolved
+        assert not v.verify(t, "").resolved
