@@ -12,7 +12,7 @@ policy_app = typer.Typer(help="Policies: build the tiny/SmolLM2 models, serve on
 @policy_app.command("tiny")
 def tiny_cmd(
     out: Path = typer.Option(..., "--out", help="Folder to write (absent or empty)."),
-    preset: str = typer.Option("tiny", help="Size preset: tiny (~2.8M params) or small (~7M)."),
+    preset: str = typer.Option("tiny", help="Size preset: tiny (~2.8M params) or small (~6.6M)."),
     seed: int = typer.Option(0, help="Seed of the random initialisation."),
 ) -> None:
     """Train the tokenizer offline and write the tiny random Qwen2-style model to OUT."""
