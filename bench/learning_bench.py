@@ -1,0 +1,96 @@
+"""Learning benchmark (not a CI test): does RL improve the base policy on held-out tasks?
+
+For each seed: evaluate the base policy on the held-out split (Resolved@1, Resolved@2, conditional
+recovery; attempt 2 sees the failed patch + verifier diagnostics), then train a copy with GRPO and a
+copy with FC-SWE for the same number of RL steps and the same trajectory budget per step
+(GRPO: 2G independent attempts per task; FC-SWE: G chains x up to 2 attempts), and evaluate both.
+Prints mean +- standard deviation over seeds; ``--json`` prints one JSON object as the last line.
+
+    python bench/learning_bench.py --seeds 0,1,2 --steps 6 --eval-tasks 24 [--policy tiny-sft] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+KEYS = ("resolved_at_1", "resolved_at_2", "conditional_recovery")
+
+
+def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[str, float]]:
+    from swetrain.eval.evaluate import evaluate_policy
+    from swetrain.policy.hf import HFPolicy
+    from swetrain.train.config import load_config
+    from swetrain.train.policy_spec import resolve_policy_path
+    from swetrain.train.quickstart import _heldout
+    from swetrain.train.rl import RLTrainer
+
+    base = resolve_policy_path(args.policy)
+    heldout = _heldout(args.eval_tasks, 0)  # the same held-out tasks for every seed and arm
+    common = [f"train.steps={args.steps}", f"train.save_every={args.steps}", f"seed={seed}",
+              f"rollout.tasks_per_step={args.tasks_per_step}", "logging.progress=false", "logging.tensorboard=false"]
+    ev = dict(chains=args.eval_chains, attempts=2, context_variant="patch+verifier", seed=1000 + seed,
+              max_turns=8, max_new_tokens=96, max_context_tokens=2048)
+    out: dict[str, dict[str, float]] = {}
+    t0 = time.monotonic()
+    out["base"] = evaluate_policy(HFPolicy(base), heldout, root / f"s{seed}-base", **ev).headline()
+    arms = {
+        "grpo": load_config("grpo", overrides=[*common, f"rollout.group={2 * args.group}"]),
+        "fcswe": load_config("fcswe", overrides=[*common, f"rollout.group={args.group}"]),
+    }
+    for name, cfg in arms.items():
+        cfg.policy = str(base)
+        trainer = RLTrainer(cfg, root / f"s{seed}-{name}", policy_path=base)
+        trainer.train()
+        out[name] = evaluate_policy(trainer.policy, heldout, root / f"s{seed}-{name}-eval", **ev).headline()
+        del trainer
+    print(f"seed {seed}: {json.dumps(out)} ({time.monotonic() - t0:.0f} s)", file=sys.stderr, flush=True)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--steps", type=int, default=6)
+    ap.add_argument("--eval-tasks", type=int, default=24)
+    ap.add_argument("--eval-chains", type=int, default=1)
+    ap.add_argument("--tasks-per-step", type=int, default=3)
+    ap.add_argument("--group", type=int, default=4)
+    ap.add_argument("--policy", default="tiny-sft")
+    ap.add_argument("--out", type=Path, default=None, help="keep run folders here (default: a temp folder)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    from swetrain.policy.threads import configure_torch_threads
+
+    configure_torch_threads()
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="swetrain-learning-") as tmp:
+        root = args.out or Path(tmp)
+        results = [run_seed(s, args, Path(root)) for s in seeds]
+    arms = ("base", "grpo", "fcswe")
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for arm in arms:
+        table[arm] = {}
+        for key in KEYS:
+            vals = [r[arm][key] for r in results]
+            table[arm][key] = {"mean": statistics.fmean(vals), "std": statistics.pstdev(vals) if len(vals) > 1 else 0.0, "values": vals}
+    print(f"\nheld-out: {args.eval_tasks} tasks x {args.eval_chains} chain(s), {len(seeds)} seeds, "
+          f"{args.steps} RL steps x {args.tasks_per_step} tasks, policy {args.policy}")
+    print(f"{'arm':8s} {'Resolved@1':>16s} {'Resolved@2':>16s} {'Cond. recovery':>16s}")
+    for arm in arms:
+        cells = [f"{100 * table[arm][k]['mean']:6.1f} ± {100 * table[arm][k]['std']:4.1f}%" for k in KEYS]
+        print(f"{arm:8s} " + " ".join(f"{c:>16s}" for c in cells))
+    if args.json:
+        print(json.dumps({"config": {k: str(v) for k, v in vars(args).items()}, "results": table,
+                          "seconds": round(time.monotonic() - started, 1)}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
