@@ -24,7 +24,7 @@ from swetrain.tasks.builtin import CATALOG_FILE, REPOS_DIR, TASKS_FILE, BuiltinE
 from swetrain.tasks.record import Task, load_tasks, save_tasks
 
 # One repository per route is never trained on (chosen once; part of the suite's contract).
-HELDOUT_REPOS: tuple[str, ...] = ("guardpass", "notekeep", "procwatch")
+HELDOUT_REPOS: tuple[str, ...] = ("guardpass", "layoutbox", "sensorbuf")
 HELDOUT_TASK_MODULUS = 5
 
 
