@@ -167,7 +167,11 @@ class Workspace:
         if root is not None:
             Path(root).mkdir(parents=True, exist_ok=True)
         base = Path(tempfile.mkdtemp(prefix="swetrain-ws-", dir=None if root is None else str(root))).resolve()
-        ws = cls(task, base, pristine, limits or Limits(), isolated, keep)
+        try:
+            ws = cls(task, base, pristine, limits or Limits(), isolated, keep)
+        except BaseException:
+            shutil.rmtree(base, ignore_errors=True)
+            raise
         try:
             ws._populate()
         except BaseException:
