@@ -87,8 +87,9 @@ class Family:
         raise KeyError(f"{name!r} is not a child of {self.axis} L1 {self.name!r} (children: {', '.join(self.child_names) or 'none'})")
 
     def prototype(self) -> str:
-        concepts = " ".join(c.source_concept for c in self.children)
-        return f"{self.name.replace('_', ' ').replace('-', ' ')}: {self.description} {concepts}".strip()
+        kids = ", ".join(c.name.replace("_", " ") for c in self.children)
+        text = f"{self.name.replace('_', ' ').replace('-', ' ')}: {self.description}"
+        return f"{text} Includes {kids}." if kids else text
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,132 @@
+"""The two-stage hierarchical Labeler (paper §3 and App. B.3).
+
+Stage 1 predicts Task Type L1 and Repository Domain L1 together with the auxiliary metadata;
+stage 2 picks 1-3 L2 labels only among the children of the predicted L1s (or "unspecified") and
+the three scale levels. The assembled record is validated against the declared hierarchy; when the
+evidence carries no repository metadata the domain rationale is marked as a fallback to the
+repository name and task/change content.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from swetrain.label.adapters import Evidence, from_issue_change, from_trajectory
+from swetrain.label.offline import Stage1, Stage2
+from swetrain.label.routing import route_of
+from swetrain.label.schema import AxisLabel, Labels, validate_labels
+from swetrain.label.taxonomy import Taxonomy, default_taxonomy
+
+FALLBACK_MARK = "[fallback: no repository metadata; domain inferred from repository name and task/change content]"
+
+
+class Backend(Protocol):
+    name: str
+
+    def stage1(self, evs: Sequence[Evidence]) -> list[Stage1]: ...
+
+    def stage2(self, evs: Sequence[Evidence], s1: Sequence[Stage1]) -> list[Stage2]: ...
+
+
+def make_backend(name: str, taxonomy: Taxonomy, **options: Any) -> Backend:
+    """``offline`` (options: use_embeddings) or ``llm`` (options: see :class:`LLMBackend`)."""
+    if name == "offline":
+        from swetrain.label.offline import OfflineBackend
+
+        return OfflineBackend(taxonomy, **options)
+    if name == "llm":
+        from swetrain.label.llm import LLMBackend
+
+        return LLMBackend(taxonomy, **options)
+    raise ValueError(f"unknown labeler backend {name!r}; expected 'offline' or 'llm'")
+
+
+class Labeler:
+    """Annotate evidence records with validated :class:`Labels`."""
+
+    def __init__(self, backend: str | Backend = "offline", taxonomy: Taxonomy | None = None, batch_size: int = 64,
+                 pool_repositories: bool = True, **options: Any):
+        self.taxonomy = taxonomy or default_taxonomy()
+        self.pool_repositories = pool_repositories
+        self.pool_threshold = 1.0
+        self.pool_weight = 2.0
+        self.backend: Backend = make_backend(backend, self.taxonomy, **options) if isinstance(backend, str) else backend
+        self.batch_size = batch_size
+
+    def _assemble(self, ev: Evidence, s1: Stage1, s2: Stage2) -> Labels:
+        d_rat = f"{s1.domain_rationale} | {s2.domain_rationale}"
+        if not ev.has_metadata and FALLBACK_MARK not in d_rat:
+            d_rat = f"{FALLBACK_MARK} {d_rat}"
+        labels = Labels(
+            task_type=AxisLabel(l1=s1.task_type_l1, l2=list(s2.task_type_l2),
+                                rationale=f"{s1.task_type_rationale} | {s2.task_type_rationale} | scale: {s2.scale_rationale}"),
+            domain=AxisLabel(l1=s1.domain_l1, l2=list(s2.domain_l2), rationale=d_rat),
+            scope=s2.scope, complexity=s2.complexity, time=s2.time, code_language=s1.code_language,
+            task_spec_type=s1.task_spec_type, dependency_context=s1.dependency_context,
+        )
+        return validate_labels(labels, self.taxonomy, where=f"labels of {ev.instance_id or ev.repo}")
+
+    def _pool_repositories(self, evs: Sequence[Evidence], s1: list[Stage1]) -> None:
+        """Repository profile: add the mean Domain L1 scores of all tasks of the same repository.
+
+        Domain describes the repository's ecosystem, so evidence from every task of a repository in
+        the input is pooled (score(x) + mean over the repository's tasks) before the L1 is chosen;
+        a task-specific signal can still win for multi-purpose repositories. Only backends that
+        expose per-L1 scores (offline) are pooled; repositories with one task are unchanged.
+        """
+        groups: dict[str, list[int]] = {}
+        for i, (ev, st) in enumerate(zip(evs, s1)):
+            if st.domain_scores and ev.repo:
+                groups.setdefault(ev.repo, []).append(i)
+        for idx in groups.values():
+            if len(idx) < 2:
+                continue
+            names = list(s1[idx[0]].domain_scores or {})
+            mean = {n: sum((s1[i].domain_scores or {}).get(n, 0.0) for i in idx) / len(idx) for n in names}
+            for i in idx:
+                own = s1[i].domain_scores or {}
+                pooled = {n: own.get(n, 0.0) + self.pool_weight * mean[n] for n in names}
+                best = max(pooled, key=lambda n: pooled[n])
+                if best != s1[i].domain_l1 and (pooled[best] >= self.pool_threshold):
+                    s1[i].domain_rationale = (f"repository profile over {len(idx)} tasks of {evs[i].repo}: {best} "
+                                              f"(pooled score {pooled[best]:.2f}) overrides the task-level choice; {s1[i].domain_rationale}")
+                    s1[i].domain_l1 = best
+                else:
+                    s1[i].domain_rationale = f"repository profile over {len(idx)} tasks agrees; {s1[i].domain_rationale}"
+
+    def label_evidence(self, evs: Sequence[Evidence], progress: Callable[[int], None] | None = None) -> list[Labels]:
+        """Label evidence: stage 1 for all records, repository pooling, then stage 2.
+
+        ``progress(n)`` is called after each batch with the number of records finished in that step;
+        each record counts once for stage 1 and once for stage 2 (total ``2 * len(evs)``).
+        """
+        evs = list(evs)
+        s1: list[Stage1] = []
+        for start in range(0, len(evs), self.batch_size):
+            batch = evs[start : start + self.batch_size]
+            s1 += self.backend.stage1(batch)
+            if progress is not None:
+                progress(len(batch))
+        if self.pool_repositories:
+            self._pool_repositories(evs, s1)
+        out: list[Labels] = []
+        for start in range(0, len(evs), self.batch_size):
+            batch = evs[start : start + self.batch_size]
+            s2 = self.backend.stage2(batch, s1[start : start + self.batch_size])
+            out += [self._assemble(e, a, b) for e, a, b in zip(batch, s1[start : start + self.batch_size], s2)]
+            if progress is not None:
+                progress(len(batch))
+        return out
+
+    def label(self, evidence: Evidence) -> Labels:
+        return self.label_evidence([evidence])[0]
+
+    def label_rows(self, rows: Iterable[Mapping[str, Any]], progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
+        """Issue–change rows -> the same rows with ``labels`` and ``route`` added."""
+        rows = list(rows)
+        labels = self.label_evidence([from_issue_change(r) for r in rows], progress)
+        return [{**r, "labels": lb.to_dict(), "route": route_of(lb.domain.l1)} for r, lb in zip(rows, labels)]
+
+    def label_trajectories(self, trajectories: Iterable[Any], progress: Callable[[int], None] | None = None) -> list[Labels]:
+        return self.label_evidence([from_trajectory(t) for t in trajectories], progress)

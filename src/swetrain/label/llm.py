@@ -1,0 +1,244 @@
+"""LLM backend: any OpenAI-compatible chat endpoint over plain HTTP (urllib).
+
+Stage 1 sends the L1 families of both semantic axes (name, source framework, description) and the
+auxiliary value sets; stage 2 sends the decision records (rule, signals, boundaries) of the
+children of the predicted L1s and of the 12 scale levels. Replies must be one JSON object; an
+invalid reply (not JSON, missing keys, labels outside the hierarchy) is sent back with the list of
+problems and retried up to ``max_retries`` times. Validated replies are cached on disk keyed by the
+SHA-256 of (model, prompt version, stage, rendered evidence and, for stage 2, the stage-1 result).
+Instances are annotated concurrently by a thread pool.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from swetrain.label.adapters import Evidence
+from swetrain.label.offline import Stage1, Stage2
+from swetrain.label.taxonomy import SEMANTIC_AXES, SCALE_DIMENSIONS, UNSPECIFIED, Taxonomy
+
+PROMPT_VERSION = "label-v1"
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.M)
+
+
+class LLMError(RuntimeError):
+    """The endpoint failed or never returned a valid answer; names the instance and the problems."""
+
+
+class LLMBackend:
+    """Two-stage annotation through an OpenAI-compatible ``/chat/completions`` endpoint."""
+
+    name = "llm"
+
+    def __init__(self, taxonomy: Taxonomy, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
+                 cache_dir: str | Path | None = None, max_retries: int = 3, workers: int = 4, timeout: float = 120.0,
+                 temperature: float = 0.0, json_mode: bool = True):
+        self.taxonomy = taxonomy
+        self.base_url = (base_url or os.environ.get("SWETRAIN_LABEL_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
+        if not self.base_url:
+            raise ValueError("llm backend needs an endpoint: pass base_url (e.g. http://127.0.0.1:8000/v1) or set SWETRAIN_LABEL_BASE_URL")
+        self.model = model or os.environ.get("SWETRAIN_LABEL_MODEL") or "default"
+        self.api_key = api_key if api_key is not None else os.environ.get("SWETRAIN_LABEL_API_KEY", "")
+        if cache_dir is None:
+            from swetrain.paths import cache_dir as _cache
+
+            cache_dir = _cache("label", "llm")
+        self.cache_dir = Path(cache_dir)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self.max_retries = max_retries
+        self.workers = max(1, workers)
+        self.timeout = timeout
+        self.temperature = temperature
+        self.json_mode = json_mode
+        self.stats = {"requests": 0, "invalid": 0, "cache_hits": 0}
+        self._stats_lock = threading.Lock()
+
+    # ---- prompts ------------------------------------------------------------------------------
+    def stage1_messages(self, ev: Evidence) -> list[dict[str, str]]:
+        tx = self.taxonomy
+        lines = ["You annotate software-engineering tasks. Answer with ONE JSON object and nothing else.", ""]
+        for axis in SEMANTIC_AXES:
+            lines.append(f"{tx.titles.get(axis, axis)} L1 labels (choose exactly one):")
+            for f in tx.families(axis).values():
+                lines.append(f"- {f.name}: {f.description} [source: {f.source_framework}]")
+            lines.append("")
+        aux = tx.aux
+        lines += [
+            "Repository purpose and metadata are the primary evidence for the domain; change content resolves multi-purpose repositories.",
+            "If repository metadata is unavailable, infer the domain from the repository name and task/change content and say so in domain_rationale.",
+            f"code_language: one of {list(aux.code_languages)}",
+            f"task_spec_type: one of {list(aux.task_spec_types)} (specific = verifiable expected behaviour is stated)",
+            f"dependency_context: one of {list(aux.dependency_contexts)} (what beyond the statement is needed)",
+            "",
+            'Reply as {"task_type_l1": ..., "task_type_rationale": ..., "domain_l1": ..., "domain_rationale": ..., '
+            '"code_language": ..., "task_spec_type": ..., "dependency_context": ...}',
+        ]
+        return [{"role": "system", "content": "\n".join(lines)}, {"role": "user", "content": ev.render()}]
+
+    def stage2_messages(self, ev: Evidence, s1: Stage1) -> list[dict[str, str]]:
+        tx = self.taxonomy
+        lines = ["You refine a software-engineering task annotation. Answer with ONE JSON object and nothing else.", ""]
+        for axis, l1 in (("task_type", s1.task_type_l1), ("domain", s1.domain_l1)):
+            fam = tx.family(axis, l1)
+            lines.append(f"{axis} L1 = {l1}. Choose 1-3 L2 children below, or [\"{UNSPECIFIED}\"] if none is supported by the evidence:")
+            if not fam.children:
+                lines.append(f"  ({l1} has no children: answer [\"{UNSPECIFIED}\"])")
+            for c in fam.children:
+                lines.append(f"- {c.name}: rule: {c.rule} signals: {', '.join(c.signals[:6])}. boundaries: {c.boundaries} [source: {c.source}]")
+            lines.append("")
+        for dim in SCALE_DIMENSIONS:
+            d = tx.scales[dim]
+            lines.append(f"{dim} ({d.description}) - one of:")
+            for lv in d.children:
+                lines.append(f"- {lv.name}: {lv.rule} boundaries: {lv.boundaries}")
+            lines.append("")
+        lines.append('Reply as {"task_type_l2": [...], "task_type_l2_rationale": ..., "domain_l2": [...], "domain_l2_rationale": ..., '
+                     '"scope": ..., "complexity": ..., "time": ..., "scale_rationale": ...}')
+        return [{"role": "system", "content": "\n".join(lines)}, {"role": "user", "content": ev.render()}]
+
+    # ---- validation ---------------------------------------------------------------------------
+    def check_stage1(self, obj: dict[str, Any]) -> list[str]:
+        tx = self.taxonomy
+        problems = []
+        for key, allowed in (("task_type_l1", tx.families("task_type")), ("domain_l1", tx.families("domain")),
+                             ("code_language", tx.aux.code_languages), ("task_spec_type", tx.aux.task_spec_types),
+                             ("dependency_context", tx.aux.dependency_contexts)):
+            if obj.get(key) not in allowed:
+                problems.append(f"{key} must be one of {list(allowed)}, got {obj.get(key)!r}")
+        return problems
+
+    def check_stage2(self, obj: dict[str, Any], s1: Stage1) -> list[str]:
+        tx = self.taxonomy
+        problems = []
+        for axis, l1 in (("task_type", s1.task_type_l1), ("domain", s1.domain_l1)):
+            value = obj.get(f"{axis}_l2")
+            kids = tx.family(axis, l1).child_names
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, list) or not 1 <= len(value) <= 3:
+                problems.append(f"{axis}_l2 must be a list of 1-3 labels")
+                continue
+            bad = [v for v in value if v != UNSPECIFIED and v not in kids]
+            if bad:
+                problems.append(f"{axis}_l2 {bad} are not children of {l1!r}; allowed: {list(kids) or []} or [{UNSPECIFIED!r}]")
+            if UNSPECIFIED in value and len(value) > 1:
+                problems.append(f"{axis}_l2: {UNSPECIFIED!r} cannot be combined with other labels")
+        for dim in SCALE_DIMENSIONS:
+            if obj.get(dim) not in tx.levels(dim):
+                problems.append(f"{dim} must be one of {list(tx.levels(dim))}, got {obj.get(dim)!r}")
+        return problems
+
+    def _count(self, key: str) -> None:
+        with self._stats_lock:
+            self.stats[key] += 1
+
+    # ---- transport ----------------------------------------------------------------------------
+    def _post(self, messages: list[dict[str, str]]) -> str:
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=json.dumps(body).encode(), headers=headers, method="POST")
+        delay = 0.5
+        for attempt in range(4):
+            self._count("requests")
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    payload = json.loads(resp.read().decode("utf-8"))
+                return payload["choices"][0]["message"]["content"] or ""
+            except urllib.error.HTTPError as exc:
+                if exc.code in (429, 500, 502, 503, 504) and attempt < 3:
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                raise LLMError(f"{self.base_url}: HTTP {exc.code}: {exc.read()[:300]!r}") from None
+            except urllib.error.URLError as exc:
+                if attempt < 3:
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                raise LLMError(f"{self.base_url}: cannot reach the endpoint: {exc.reason}") from None
+            except (KeyError, IndexError, json.JSONDecodeError) as exc:
+                raise LLMError(f"{self.base_url}: not an OpenAI chat completion response ({exc})") from None
+        raise LLMError(f"{self.base_url}: endpoint kept failing")
+
+    @staticmethod
+    def _parse(text: str) -> dict[str, Any] | None:
+        text = _FENCE.sub("", text.strip()).strip()
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError:
+            m = re.search(r"\{.*\}", text, re.S)
+            if not m:
+                return None
+            try:
+                obj = json.loads(m.group(0))
+            except json.JSONDecodeError:
+                return None
+        return obj if isinstance(obj, dict) else None
+
+    def _ask(self, key_parts: list[str], messages: list[dict[str, str]], check, where: str) -> dict[str, Any]:
+        key = hashlib.sha256("\x00".join([self.model, PROMPT_VERSION, *key_parts]).encode("utf-8")).hexdigest()
+        path = self.cache_dir / f"{key}.json"
+        if path.exists():
+            try:
+                obj = json.loads(path.read_text(encoding="utf-8"))
+                if not check(obj):
+                    self._count("cache_hits")
+                    return obj
+            except (OSError, json.JSONDecodeError):
+                pass  # unreadable cache entry: ask again and overwrite it
+        convo = list(messages)
+        problems: list[str] = []
+        for _ in range(self.max_retries + 1):
+            reply = self._post(convo)
+            obj = self._parse(reply)
+            problems = ["reply is not a JSON object"] if obj is None else check(obj)
+            if not problems:
+                tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(obj), encoding="utf-8")
+                tmp.replace(path)
+                return obj
+            self._count("invalid")
+            convo = convo + [{"role": "assistant", "content": reply},
+                             {"role": "user", "content": "Your answer was invalid: " + "; ".join(problems) + ". Answer again with one corrected JSON object only."}]
+        raise LLMError(f"{where}: no valid answer after {self.max_retries + 1} attempts: {'; '.join(problems)}")
+
+    # ---- stages -------------------------------------------------------------------------------
+    def _one_stage1(self, ev: Evidence) -> Stage1:
+        obj = self._ask(["stage1", ev.digest()], self.stage1_messages(ev), self.check_stage1, f"stage 1 of {ev.instance_id or ev.repo}")
+        return Stage1(task_type_l1=obj["task_type_l1"], domain_l1=obj["domain_l1"], code_language=obj["code_language"],
+                      task_spec_type=obj["task_spec_type"], dependency_context=obj["dependency_context"],
+                      task_type_rationale=f"stage 1 ({self.model}): {obj.get('task_type_rationale', '')}",
+                      domain_rationale=f"stage 1 ({self.model}): {obj.get('domain_rationale', '')}")
+
+    def _one_stage2(self, ev: Evidence, s1: Stage1) -> Stage2:
+        obj = self._ask(["stage2", ev.digest(), s1.task_type_l1, s1.domain_l1], self.stage2_messages(ev, s1),
+                        lambda o: self.check_stage2(o, s1), f"stage 2 of {ev.instance_id or ev.repo}")
+        as_list = lambda v: [v] if isinstance(v, str) else list(v)  # noqa: E731
+        return Stage2(task_type_l2=as_list(obj["task_type_l2"]), domain_l2=as_list(obj["domain_l2"]), scope=obj["scope"],
+                      complexity=obj["complexity"], time=obj["time"],
+                      task_type_rationale=f"stage 2: {obj.get('task_type_l2_rationale', '')}",
+                      domain_rationale=f"stage 2: {obj.get('domain_l2_rationale', '')}",
+                      scale_rationale=str(obj.get("scale_rationale", "")))
+
+    def stage1(self, evs: Sequence[Evidence]) -> list[Stage1]:
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return list(pool.map(self._one_stage1, evs))
+
+    def stage2(self, evs: Sequence[Evidence], s1: Sequence[Stage1]) -> list[Stage2]:
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            return list(pool.map(self._one_stage2, evs, s1))
