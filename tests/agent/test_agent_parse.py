@@ -81,3 +81,13 @@ def test_tool_call_inside_thinking_is_not_executed():
 def test_error_names_the_argument():
     msg = parse_message(call("execute_bash", {"command": 3}), TOOLS)
     assert "command" in str(msg.errors[0]) and "execute_bash" in str(msg.errors[0])
+
+
+def test_real_tool_specs():
+    from swetrain.env.tools import TOOL_SPECS
+
+    ok = parse_message(call("execute_bash", {"cmd": "ls"}) , TOOL_SPECS)
+    assert not ok.invalid
+    assert parse_message(call("finish", {"command": "submit"})).tool_calls[0].name == "finish"
+    bad = parse_message(call("file_editor", {"command": "delete", "path": "x"}))
+    assert bad.error_codes == ["bad_arguments"] and "command" in str(bad.errors[0])

@@ -80,12 +80,13 @@ class RayChainPool:
             self._started_ray = True
         total = float(ray.cluster_resources().get("CPU", self.num_cpus))
         per_actor = min(1.0, total / self.workers)
-        remote_cls = ray.remote(num_cpus=per_actor, max_restarts=0)(ChainActor)
-        self._actors = [
-            remote_cls.remote(self.policy_spec, self.config, self.workspace_factory) for _ in range(self.workers)
-        ]
+        self._remote_cls = ray.remote(num_cpus=per_actor, max_restarts=0)(ChainActor)
+        self._actors = [self._new_actor() for _ in range(self.workers)]
         ray.get([a.ping.remote() for a in self._actors])  # fail fast if an actor cannot start
         return self
+
+    def _new_actor(self) -> Any:
+        return self._remote_cls.remote(self.policy_spec, self.config, self.workspace_factory)
 
     def __exit__(self, *exc: Any) -> None:
         import ray
@@ -126,11 +127,18 @@ class RayChainPool:
             ready, _ = ray.wait(list(running), num_returns=1)
             for ref in ready:
                 actor, task, chain = running.pop(ref)
-                idle.append(actor)
                 try:
                     result = ChainResult.from_wire(ray.get(ref))
-                except Exception as exc:  # noqa: BLE001 - actor died: report as infra, keep going
+                except Exception as exc:  # noqa: BLE001 - the actor died: replace it, report, keep going
                     result = ChainResult(task.instance_id, chain, error=f"ray actor failed: {exc}")
+                    self._actors.remove(actor)
+                    try:
+                        ray.kill(actor)
+                    except Exception:  # noqa: BLE001
+                        pass
+                    actor = self._new_actor()
+                    self._actors.append(actor)
+                idle.append(actor)
                 collect(result)
 
 
