@@ -22,6 +22,15 @@ def shipped():
 
 
 @pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    """One SWETRAIN_HOME for the module: snapshots are materialised once."""
+    with pytest.MonkeyPatch.context() as mp:
+        path = tmp_path_factory.mktemp("swetrain-home")
+        mp.setenv("SWETRAIN_HOME", str(path))
+        yield path
+
+
+@pytest.fixture(scope="module")
 def catalog():
     return {e["name"]: e for e in load_catalog()}
 
@@ -61,15 +70,14 @@ def test_split_is_fixed_and_disjoint_by_repo(shipped):
     assert routes_held == {"A", "B", "C"}
 
 
-def test_load_builtin_materialises_exact_commits(tmp_path, monkeypatch):
-    monkeypatch.setenv("SWETRAIN_HOME", str(tmp_path))
+def test_load_builtin_materialises_exact_commits(home):
     from swetrain.env.gitutil import git
 
     tasks = load_builtin()
     assert len(tasks) == len(shipped_tasks())
     for t in tasks:
         src = t.source_path()
-        assert src is not None and src.is_dir() and str(src).startswith(str(tmp_path))
+        assert src is not None and src.is_dir() and str(src).startswith(str(home))
     by_repo = {repo_name(t): t for t in tasks}
     for t in by_repo.values():  # one commit check per repository (cheap)
         assert git(t.source_path(), "cat-file", "-t", t.base_commit).stdout.decode().strip() == "commit"
@@ -80,8 +88,7 @@ def test_load_builtin_materialises_exact_commits(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_sample_verified_through_real_verifier(tmp_path, monkeypatch):
-    monkeypatch.setenv("SWETRAIN_HOME", str(tmp_path))
+def test_sample_verified_through_real_verifier(home):
     from swetrain.env.verifier import Verifier
 
     tasks = load_builtin()
@@ -100,8 +107,7 @@ def test_sample_verified_through_real_verifier(tmp_path, monkeypatch):
         assert failed & set(t.FAIL_TO_PASS)
 
 
-def test_cli_exports_with_split_field(tmp_path, monkeypatch):
-    monkeypatch.setenv("SWETRAIN_HOME", str(tmp_path / "home"))
+def test_cli_exports_with_split_field(tmp_path, home):
     from typer.testing import CliRunner
 
     from swetrain.cli import app

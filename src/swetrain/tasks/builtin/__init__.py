@@ -108,10 +108,15 @@ def materialise(name: str, tasks: Sequence[Task], root: Path | None = None) -> P
                 raise BuiltinError(
                     f"built-in repository {name!r} changed since tasks.jsonl was generated (clean commit "
                     f"{repo.clean[:12]} != {clean[:12]}); regenerate with `python -m swetrain.tasks.builtin.build`")
-            for t in sorted(tasks, key=lambda t: t.instance_id):
-                sha = repo.add_reverse_patch(t.patch, t.instance_id)
-                if sha != t.base_commit:
-                    raise BuiltinError(f"task {t.instance_id}: rebuilt base commit {sha[:12]} != {t.base_commit[:12]}")
+            ordered = sorted(tasks, key=lambda t: t.instance_id)
+            try:
+                shas = repo.add_reverse_patches([(t.instance_id, t.patch) for t in ordered])
+            except ValueError as exc:
+                raise BuiltinError(f"built-in repository {name!r}: a gold patch does not reverse: {exc}") from None
+            for t in ordered:
+                if shas[t.instance_id] != t.base_commit:
+                    raise BuiltinError(f"task {t.instance_id}: rebuilt base commit {shas[t.instance_id][:12]} "
+                                       f"!= {t.base_commit[:12]}")
             (tmp / ".git" / "swetrain-ready.json").write_text(json.dumps({"clean": clean, "ids": ids}))
             if final.exists():
                 shutil.rmtree(final)

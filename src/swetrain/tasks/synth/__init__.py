@@ -1,10 +1,12 @@
 """Synthesis of executable repair tasks from real projects (SWE-smith style bug injection).
 
-Entry points: :func:`swetrain.tasks.synth.api.synthesize_pypi`, :func:`synthesize_path` and the
-lower-level :class:`Synthesizer`. Errors are :class:`SynthError` (they name the input).
+Modules: :mod:`.api` (prepare_pypi / prepare_path / synthesize), :mod:`.pipeline` (Synthesizer),
+:mod:`.mutate` (libcst transforms), :mod:`.runner` (pytest runs), :mod:`.statement` (issue text),
+:mod:`.snapshot` (per-project git repositories), :mod:`.project` (sdists, virtual environments).
+Errors are :class:`SynthError` (they name the input). Imports stay light: libcst loads only with
+:mod:`.mutate`.
 """
 
 from swetrain.tasks.synth.errors import SynthError
-from swetrain.tasks.synth.mutate import KINDS
 
-__all__ = ["KINDS", "SynthError"]
+__all__ = ["SynthError"]

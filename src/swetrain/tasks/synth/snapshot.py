@@ -73,11 +73,12 @@ class ProjectRepo:
         path = Path(path)
         return cls(path, git(path, "rev-parse", "main").stdout.decode().strip())
 
-    def _commit_index(self, message: str, branch: str) -> str:
+    def _commit_index(self, message: str, branch: str, restore: bool = True) -> str:
         tree = git(self.path, "write-tree").stdout.decode().strip()
         sha = git(self.path, "commit-tree", tree, "-p", self.clean, "-m", message).stdout.decode().strip()
         git(self.path, "update-ref", f"refs/heads/{branch}", sha)
-        git(self.path, "read-tree", self.clean)  # the index (and working tree) stay on the clean commit
+        if restore:
+            git(self.path, "read-tree", self.clean)  # the index (and working tree) stay on the clean commit
         return sha
 
     def add_file_change(self, relpath: str, content: str, instance_id: str) -> str:
@@ -88,11 +89,51 @@ class ProjectRepo:
         git(self.path, "update-index", "--cacheinfo", f"{mode},{blob},{relpath}")
         return self._commit_index(f"swetrain task {instance_id}", f"tasks/{instance_id}")
 
-    def add_reverse_patch(self, patch: str, instance_id: str) -> str:
-        """Commit the clean tree with ``patch`` reversed (the buggy state of a shipped task)."""
+    def add_reverse_patch(self, patch: str, instance_id: str, restore: bool = True) -> str:
+        """Commit the clean tree with ``patch`` reversed (the buggy state of a shipped task).
+
+        ``restore=False`` leaves the index on the buggy tree (call :meth:`restore_index` after a
+        batch): one git process less per task when materialising hundreds of them.
+        """
         git(self.path, "read-tree", self.clean)
         git(self.path, "apply", "--cached", "-R", "--whitespace=nowarn", "-", input=patch.encode("utf-8"))
-        return self._commit_index(f"swetrain task {instance_id}", f"tasks/{instance_id}")
+        return self._commit_index(f"swetrain task {instance_id}", f"tasks/{instance_id}", restore)
+
+    def add_reverse_patches(self, items: list[tuple[str, str]]) -> dict[str, str]:
+        """Batch form of :meth:`add_reverse_patch` for many ``(instance_id, patch)`` pairs: one
+        ``git fast-import`` process instead of four git calls per task. Commits are identical
+        (same trees, parent, identity, dates and message). Returns ``{instance_id: sha}``."""
+        from swetrain.env.gitutil import _GIT_ENV
+
+        stamp = _fast_import_stamp(_GIT_ENV)
+        stream = bytearray()
+        blobs: dict[str, str] = {}
+        modes: dict[str, str] = {}
+        for mark, (instance_id, patch) in enumerate(items, start=1):
+            files = reverse_apply(patch, lambda rel: blobs[rel] if rel in blobs else blobs.setdefault(rel, self._clean_blob(rel)))
+            msg = f"swetrain task {instance_id}\n".encode()
+            stream += f"commit refs/heads/tasks/{instance_id}\nmark :{mark}\n".encode()
+            stream += f"author {stamp[0]}\ncommitter {stamp[1]}\n".encode()
+            stream += b"data %d\n" % len(msg) + msg + f"from {self.clean}\n".encode()
+            for rel, content in files.items():
+                data = content.encode("utf-8")
+                mode = modes[rel] if rel in modes else modes.setdefault(rel, self._mode(rel))
+                stream += f"M {mode} inline {rel}\n".encode() + b"data %d\n" % len(data) + data + b"\n"
+            stream += b"\n"
+        marks = self.path / ".git" / "swetrain-marks"
+        git(self.path, "fast-import", "--quiet", f"--export-marks={marks}", input=bytes(stream))
+        by_mark = dict(line.split() for line in marks.read_text().splitlines())
+        marks.unlink()
+        return {iid: by_mark[f":{i}"] for i, (iid, _p) in enumerate(items, start=1)}
+
+    def _clean_blob(self, rel: str) -> str:
+        return git(self.path, "show", f"{self.clean}:{rel}").stdout.decode("utf-8")
+
+    def _mode(self, rel: str) -> str:
+        return git(self.path, "ls-tree", self.clean, "--", rel).stdout.decode().split()[0]
+
+    def restore_index(self) -> None:
+        git(self.path, "read-tree", self.clean)
 
     def gold_patch(self, base: str) -> str:
         """The diff that turns ``base`` (a buggy commit) back into the clean tree."""
@@ -100,3 +141,38 @@ class ProjectRepo:
 
     def has_commit(self, sha: str) -> bool:
         return git(self.path, "cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
+
+
+def _fast_import_stamp(env: dict[str, str]) -> tuple[str, str]:
+    """``Name <email> epoch tz`` for author and committer, from gitutil's fixed identity."""
+    from datetime import datetime
+
+    def one(who: str) -> str:
+        when = datetime.fromisoformat(env[f"GIT_{who}_DATE"])
+        tz = when.strftime("%z") or "+0000"
+        return f"{env[f'GIT_{who}_NAME']} <{env[f'GIT_{who}_EMAIL']}> {int(when.timestamp())} {tz}"
+
+    return one("AUTHOR"), one("COMMITTER")
+
+
+def reverse_apply(patch: str, read_new) -> dict[str, str]:
+    """Undo a unified diff: ``read_new(path)`` gives the patched ("new") file; returns the
+    original ("old") content per modified file. Raises ValueError when a hunk does not match."""
+    from unidiff import PatchSet
+
+    out: dict[str, str] = {}
+    for pf in PatchSet(patch):
+        if pf.is_added_file or pf.is_removed_file or pf.is_rename:
+            raise ValueError(f"{pf.path}: only in-place modifications can be reversed")
+        lines = read_new(pf.path).splitlines(keepends=True)
+        offset = 0
+        for h in pf:
+            new_side = [ln.value for ln in h if ln.is_context or ln.is_added]
+            old_side = [ln.value for ln in h if ln.is_context or ln.is_removed]
+            start = h.target_start - 1 + offset if h.target_length else h.target_start + offset
+            if lines[start:start + len(new_side)] != new_side:
+                raise ValueError(f"{pf.path}: hunk at line {h.target_start} does not match")
+            lines[start:start + len(new_side)] = old_side
+            offset += len(old_side) - len(new_side)
+        out[pf.path] = "".join(lines)
+    return out
