@@ -111,6 +111,13 @@ def test_synthesizer_keeps_valid_mutants(tmp_path):
     assert [(t.instance_id, t.base_commit, t.problem_statement) for t in again] == \
         [(t.instance_id, t.base_commit, t.problem_statement) for t in tasks]
     assert synth.report.candidates >= len(tasks) and synth.report.kept == len(tasks)
+    # a fresh snapshot + the gold patches reversed by one fast-import reproduce every base commit
+    from swetrain.tasks.synth.snapshot import ProjectRepo
+
+    fresh = ProjectRepo.create(tree, tmp_path / "fresh")
+    assert fresh.clean == tasks[0].environment_setup_commit
+    shas = fresh.add_reverse_patches([(t.instance_id, t.patch) for t in tasks])
+    assert shas == {t.instance_id: t.base_commit for t in tasks}
 
 
 @pytest.mark.slow
