@@ -106,6 +106,9 @@ def quickstart(
     steps: int = typer.Option(4, "--steps", help="FC-SWE RL steps"),
     seed: int = typer.Option(0, "--seed"),
     eval_tasks: int = typer.Option(16, "--eval-tasks", help="held-out tasks evaluated before and after"),
+    tasks_per_step: int = typer.Option(3, "--tasks-per-step", help="training tasks per RL step"),
+    group: int = typer.Option(4, "--group", help="FC-SWE chains per task (G)"),
+    tasks: Path = typer.Option(None, "--tasks", help="a built-in-format tasks.jsonl instead of the shipped suite"),
     overrides: list[str] = typer.Argument(None, help="extra fcswe recipe overrides key=value"),
 ) -> None:
     """The main job: base policy -> held-out eval -> FC-SWE RL -> held-out eval -> report."""
@@ -115,7 +118,10 @@ def quickstart(
 
     console = Console()
     summary = run_quickstart(
-        QuickstartOptions(out=out, policy=policy, steps=steps, seed=seed, eval_tasks=eval_tasks, overrides=tuple(overrides or ())),
+        QuickstartOptions(
+            out=out, policy=policy, steps=steps, seed=seed, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step,
+            group=group, tasks_file=tasks, overrides=tuple(overrides or ()),
+        ),
         console,
     )
     b, a = summary["before"], summary["after"]

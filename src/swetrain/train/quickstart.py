@@ -32,12 +32,18 @@ class QuickstartOptions:
     group: int = 4
     overrides: tuple[str, ...] = ()
     progress: bool = True
+    tasks_file: Path | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
 
 
-def _heldout(n: int, seed: int) -> list[Any]:
+def _suite(split: str, tasks_file: Path | None) -> list[Any]:
     from swetrain.tasks.builtin import load_builtin
 
-    tasks = sorted(load_builtin(split="heldout"), key=lambda t: t.instance_id)
+    kwargs = {"path": tasks_file} if tasks_file else {}
+    return sorted(load_builtin(split=split, **kwargs), key=lambda t: t.instance_id)
+
+
+def _heldout(n: int, seed: int, tasks_file: Path | None = None) -> list[Any]:
+    tasks = _suite("heldout", tasks_file)
     random.Random(seed).shuffle(tasks)
     return tasks[:n]
 
@@ -77,7 +83,8 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
     )
     with progress:
         t0 = time.monotonic()
-        heldout = _heldout(opts.eval_tasks, opts.seed)
+        heldout = _heldout(opts.eval_tasks, opts.seed, opts.tasks_file)
+        train_tasks = _suite("train", opts.tasks_file)
         base_path = resolve_policy_path(opts.policy, progress=progress)
         timings["prepare_s"] = time.monotonic() - t0
         config = load_config(
@@ -125,7 +132,7 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
                 description=f"FC-SWE RL step {step}/{opts.steps} reward {metrics.get('reward/mean', 0.0):.2f}",
             )
 
-        trainer = RLTrainer(config, out, policy_path=base_path, on_step=on_step)
+        trainer = RLTrainer(config, out, tasks=train_tasks, policy_path=base_path, on_step=on_step)
         trainer.train()
         timings["rl_s"] = time.monotonic() - t0
 

@@ -41,6 +41,7 @@ class WarmStartConfig:
     batch_tokens: int = 16384
     micro_batch_tokens: int = 8192
     seed: int = 0
+    tasks_file: str | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
 
 
 PRESET_CONFIGS = {
@@ -54,6 +55,10 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
 
     cfg = config or PRESET_CONFIGS[base]
     tag = f"{base}-sft-v{WARMSTART_VERSION}-d{cfg.max_demos}-e{cfg.epochs}-s{cfg.seed}"
+    if cfg.tasks_file:
+        import hashlib
+
+        tag += "-" + hashlib.sha1(str(Path(cfg.tasks_file).resolve()).encode()).hexdigest()[:8]
     return cache_dir("policies") / tag
 
 
@@ -142,7 +147,7 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     configure_torch_threads()
     started = time.monotonic()
     base_path = _base_path(base)
-    tasks = list(load_builtin(split="train"))
+    tasks = list(load_builtin(split="train", **({"path": cfg.tasks_file} if cfg.tasks_file else {})))
     random.Random(cfg.seed).shuffle(tasks)
     tasks = tasks[: cfg.max_demos]
     trainer = SFTTrainer.from_pretrained(
