@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import string
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,6 +38,7 @@ def test_signals_only_labels_are_valid_and_sensible(taxonomy) -> None:
     assert "stage 1:" in first["task_type"]["rationale"] and "stage 2:" in first["task_type"]["rationale"]
 
 
+@pytest.mark.slow
 def test_embedding_backend_valid_and_issue_vs_trajectory_comparable(taxonomy, embedder) -> None:
     lab = Labeler(OfflineBackend(taxonomy, embedder=embedder), taxonomy=taxonomy)
     ic = lab.label(from_issue_change(ROWS[0]))
@@ -101,6 +104,15 @@ def test_output_is_validated_against_the_hierarchy(taxonomy) -> None:
     assert check_labels({**good, "task_type": {"l1": "bug-fix", "l2": []}}, taxonomy)
 
 
+_LABELERS: dict[int, Labeler] = {}
+
+
+def _signals_labeler(taxonomy) -> Labeler:
+    if id(taxonomy) not in _LABELERS:
+        _LABELERS[id(taxonomy)] = Labeler("offline", taxonomy=taxonomy, use_embeddings=False)
+    return _LABELERS[id(taxonomy)]
+
+
 _words = st.text(alphabet=string.ascii_letters + string.digits + " .,:()`'\n-_/", min_size=1, max_size=300)
 
 
@@ -108,6 +120,6 @@ _words = st.text(alphabet=string.ascii_letters + string.digits + " .,:()`'\n-_/"
 @given(statement=_words, repo=st.from_regex(r"[a-z]{1,8}/[a-z\-]{1,10}", fullmatch=True),
        patch=st.sampled_from(["", ROWS[0]["patch"], ROWS[2]["patch"]]), desc=st.sampled_from(["", "a web framework", "game engine"]))
 def test_offline_labels_always_valid(taxonomy, statement, repo, patch, desc) -> None:
-    lab = Labeler("offline", taxonomy=taxonomy, use_embeddings=False)
+    lab = _signals_labeler(taxonomy)
     row = {"instance_id": "h", "repo": repo, "problem_statement": statement + " x", "patch": patch, "repo_description": desc}
     assert check_labels(lab.label(from_issue_change(row)), taxonomy) == []

@@ -37,6 +37,9 @@ OTHER_THRESHOLD = 1.0  # a domain L1 needs at least this score, else "other"
 L2_KEEP_RATIO = 0.6  # keep further L2 children scoring >= this fraction of the best child
 
 
+_PROTO_CACHE: dict[tuple, dict[str, np.ndarray]] = {}  # label prototype embeddings per (embedder, taxonomy)
+
+
 @dataclass
 class Stage1:
     task_type_l1: str
@@ -141,6 +144,9 @@ class OfflineBackend:
         return self._embedder
 
     def _prototypes(self) -> dict[str, np.ndarray]:
+        cache_key = (id(self.embedder), str(self.taxonomy.directory), self.taxonomy.counts()["decision_records"])
+        if self._protos is None and cache_key in _PROTO_CACHE:
+            self._protos = _PROTO_CACHE[cache_key]
         if self._protos is None:
             keys: list[str] = []
             texts: list[str] = []
@@ -153,6 +159,7 @@ class OfflineBackend:
                         texts.append(c.prototype())
             vecs = self.embedder.encode(texts, max_length=128)
             self._protos = dict(zip(keys, vecs))
+            _PROTO_CACHE[cache_key] = self._protos
         return self._protos
 
     @staticmethod
@@ -279,7 +286,7 @@ class OfflineBackend:
     def task_spec_type(ev: Evidence) -> str:
         s = ev.statement
         specific = len(_SPEC_SIGNAL.findall(s)) + (2 if _TRACEBACK.search(s) else 0) + min(len(_CODE_REF.findall(s)), 3)
-        return "specific" if specific >= 3 and len(s) >= 150 else "fuzzy"
+        return "specific" if specific >= 3 and len(s) >= 120 else "fuzzy"
 
     @staticmethod
     def dependency_context(ev: Evidence) -> str:
