@@ -62,7 +62,7 @@ def find_model_dir() -> Path:
 class Embedder:
     """Mean-pooled, normalised sentence embeddings from the packaged MiniLM model."""
 
-    def __init__(self, model_dir: str | Path | None = None, max_length: int = 128, batch_size: int = 32, threads: int | None = None):
+    def __init__(self, model_dir: str | Path | None = None, max_length: int = 96, batch_size: int = 32, threads: int | None = None):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

@@ -166,7 +166,7 @@ class OfflineBackend:
     def instance_text(ev: Evidence) -> str:
         meta = " ".join([ev.description, " ".join(ev.topics)]).strip()
         head = f"{ev.repo_words}. {meta}. " if meta else f"{ev.repo_words}. "
-        return head + ev.statement[:1000]
+        return head + ev.statement[:700]
 
     def _embed(self, evs: Sequence[Evidence]) -> np.ndarray | None:
         if not self.use_embeddings:
