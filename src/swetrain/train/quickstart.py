@@ -26,9 +26,9 @@ class QuickstartOptions:
     policy: str = "tiny-sft"
     steps: int = 4
     seed: int = 0
-    eval_tasks: int = 16
+    eval_tasks: int = 12
     eval_chains: int = 1
-    tasks_per_step: int = 3
+    tasks_per_step: int = 2
     group: int = 4
     overrides: tuple[str, ...] = ()
     progress: bool = True
