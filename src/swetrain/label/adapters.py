@@ -83,8 +83,8 @@ def _excerpt(text: str, limit: int) -> str:
 
 
 def _changed_lines_excerpt(patch: str, limit: int) -> str:
-    """File headers and +/- lines of a diff (context lines dropped), bounded to ``limit`` chars."""
-    keep = [ln for ln in (patch or "").splitlines() if ln.startswith(("diff --git", "+", "-", "@@")) and not ln.startswith(("+++", "---"))]
+    """The +/- lines of a diff (headers and context dropped; paths live in PatchStats), bounded."""
+    keep = [ln for ln in (patch or "").splitlines() if ln.startswith(("+", "-")) and not ln.startswith(("+++", "---"))]
     return _excerpt("\n".join(keep), limit)
 
 
