@@ -204,7 +204,8 @@ def find_fix(
     too (``demonstrate`` skips that run when a verifier judges the replayed demonstration anyway).
     """
     root = Path(workspace.path)
-    first = workspace.run(TEST_CMD.replace("tail -n 25", "tail -n 200"), timeout=timeout)
+    # the whole suite (no -x): every failing test must pass after the fix, not only the first one
+    first = workspace.run("python -m pytest -q --tb=short -p no:cacheprovider 2>&1 | tail -n 300", timeout=timeout)
     output = first.output
     failing = list(dict.fromkeys(_FAILED.findall(output)))
     if not failing:

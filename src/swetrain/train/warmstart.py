@@ -36,9 +36,9 @@ class WarmStartConfig:
     max_demos: int = 64  # tasks of the train split tried (in a fixed, seeded order)
     workers: int = 2
     max_candidates: int = 40
-    epochs: int = 12
+    epochs: int = 40
     lr: float = 2e-3
-    batch_tokens: int = 16384
+    batch_tokens: int = 4096  # ~2 demonstrations per optimizer step
     micro_batch_tokens: int = 8192
     seed: int = 0
     tasks_file: str | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
