@@ -49,6 +49,9 @@ def model_b(tmp_path_factory) -> Path:
 def engine(model_a):
     from swetrain.policy import load_policy
 
+    os.environ.setdefault("VLLM_NO_USAGE_STATS", "1")  # no usage report over the network
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+
     return load_policy(f"vllm:{model_a}", dtype="float32", max_model_len=1024, kv_cache_memory_bytes=128 << 20)
 
 
