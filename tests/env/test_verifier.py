@@ -34,6 +34,26 @@ def test_gold_patch_is_full(task, verifier):
     assert not v.infra_failure and v.reward == 1.0
 
 
+def test_plugins_under_tmp_stay_visible_in_the_sandbox(task, verifier, tmp_path, monkeypatch):
+    """swetrain installed (editable) under /tmp: its pytest plugin must still load in the sandbox."""
+    import shutil
+
+    from swetrain.env import verifier as verifier_mod
+    from swetrain.env import workspace as workspace_mod
+    from swetrain.env.sandbox import bwrap_available
+
+    moved = tmp_path / "elsewhere" / "pytest_plugins"
+    shutil.copytree(verifier_mod.PLUGIN_DIR, moved)
+    assert str(moved).startswith("/tmp/")
+    monkeypatch.setattr(workspace_mod, "PYTEST_PLUGIN_DIR", moved)
+    monkeypatch.setattr(verifier_mod, "PLUGIN_DIR", moved)
+    v = verifier.verify(task, task.patch)
+    assert v.resolved and not v.infra_failure, v.diagnostics
+    if bwrap_available():
+        with Workspace.create(task, root=tmp_path / "ws2") as ws:
+            assert ws.isolated and ws.run(f"test -f {moved}/swetrain_hang_guard.py").returncode == 0
+
+
 def test_wrong_fix_is_no_with_diagnostics(task, verifier, tmp_path):
     v = verifier.verify(task, _patch_for(task, tmp_path, _edit_mul("    return a - b")))
     assert v.status == "NO" and not v.resolved and v.patch_applied and not v.infra_failure

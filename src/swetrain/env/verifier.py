@@ -34,10 +34,10 @@ from pathlib import Path, PurePosixPath
 
 from swetrain.env.grading import PASSING_F2P, PASSING_P2P, grade, read_junit, statuses_for
 from swetrain.env.verdict import TestResult, Verdict
-from swetrain.env.workspace import Limits, Workspace, WorkspaceError
+from swetrain.env.workspace import PYTEST_PLUGIN_DIR, Limits, Workspace, WorkspaceError
 from swetrain.tasks.record import Task
 
-PLUGIN_DIR = Path(__file__).parent / "pytest_plugins"
+PLUGIN_DIR = PYTEST_PLUGIN_DIR  # on PYTHONPATH of the test command (bound into the sandbox)
 PROTECTED_NAMES = {"conftest.py", "pytest.ini", "sitecustomize.py", "usercustomize.py"}
 TRACEBACK_CHARS = 1500
 DIAGNOSTICS_CHARS = 8000

@@ -56,6 +56,11 @@ class WorkspaceError(RuntimeError):
 
 _PRISTINE_LOCK = threading.Lock()
 
+# Folders of swetrain itself that sandboxed commands read (the verifier's pytest plugins). Bound
+# read-only like the interpreter, so they stay visible when swetrain lives under /tmp (e.g. an
+# editable install of a checkout there), which the sandbox's private /tmp would otherwise hide.
+PYTEST_PLUGIN_DIR = Path(__file__).resolve().parent / "pytest_plugins"
+
 
 def pristine_snapshot(task: Task) -> Path:
     """The shared read-only checkout of ``task.base_commit`` (built on first use).
@@ -249,7 +254,7 @@ class Workspace:
         self._check_open()
         argv = ["bash", "-c", cmd]
         if self.isolated:
-            extra = [self.pristine.parent, self.base / "git.orig", Path(sys.prefix), Path(sys.base_prefix)]
+            extra = [self.pristine.parent, self.base / "git.orig", Path(sys.prefix), Path(sys.base_prefix), PYTEST_PLUGIN_DIR]
             if self.environment:
                 extra.append(self.environment)
             argv = bwrap_command(argv, self.path, readonly_extra=extra)
