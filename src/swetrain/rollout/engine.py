@@ -202,18 +202,8 @@ def build_policy(spec: Any) -> Any:
             from swetrain.agent.scripted import load_scripted
 
             return load_scripted(spec)
-        try:
-            from swetrain.policy import load_policy
-        except ImportError:  # older policy layer without a spec loader: tiny or a model folder
-            from swetrain.policy.hf import HFPolicy
+        from swetrain.policy import load_policy
 
-            if spec == "tiny":
-                from swetrain.policy.tiny import ensure_tiny
-
-                return HFPolicy(ensure_tiny())
-            if Path(spec).expanduser().is_dir():
-                return HFPolicy(Path(spec).expanduser())
-            raise ValueError(f"policy spec {spec!r}: not 'tiny', 'scripted:NAME' or a model folder") from None
         return load_policy(spec)
     raise TypeError(f"policy spec must be a Policy, a factory or a string, got {type(spec).__name__}")
 
