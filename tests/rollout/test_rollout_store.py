@@ -79,6 +79,31 @@ def test_bad_trajectory_is_refused_before_writing(tmp_path):
     assert store.count() == 0
 
 
+def test_two_writers_on_one_folder_never_replace_a_part(tmp_path):
+    one, two = TrajectoryStore(tmp_path), TrajectoryStore(tmp_path)
+    one.append([make_traj("a", 0, 1)])
+    two.append([make_traj("b", 0, 1)])  # both now believe part 1 is the next free number
+    one.append([make_traj("c", 0, 1)])
+    two.append([make_traj("d", 0, 1)])
+    assert sorted(t.instance_id for t in TrajectoryStore(tmp_path).read_all()) == ["a", "b", "c", "d"]
+    assert not list((tmp_path / "trajectories").glob(".part-*.tmp"))
+
+
+def test_offsets_skip_whole_parts_and_columns_are_selectable(tmp_path):
+    store = TrajectoryStore(tmp_path)
+    for i in range(4):
+        store.append([make_traj(f"t{i}", 0, 1), make_traj(f"t{i}", 0, 2)])
+    ids = [t.instance_id for t in store.read_all()]
+    for offset in range(10):
+        assert [t.instance_id for t in store.read_all(offset)] == ids[offset:]
+    assert store.read(8) == ([], 8) and store.read_all(20) == []
+    table = store.read_table(3, columns=["instance_id", "attempt"])
+    assert table.column_names == ["instance_id", "attempt"] and table.to_pydict()["attempt"] == [2, 1, 2, 1, 2]
+    with pytest.raises(ValueError, match="unknown trajectory column"):
+        store.read_table(columns=["nope"])
+    assert TrajectoryStore(tmp_path / "empty").read_table(columns=["chain"]).column_names == ["chain"]
+
+
 WRITER = textwrap.dedent(
     """
     import sys

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import threading
+import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -104,36 +105,71 @@ class TrajectoryStore:
         with self._lock:
             if self._next is None:
                 self._open_for_writing()
-            number = self._next
-            self._next = number + 1
-            final = self.dir / f"part-{number:08d}.parquet"
-            tmp = self.dir / f".part-{number:08d}.{os.getpid()}.tmp"
+            tmp = self.dir / f".part-{self._next:08d}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
             try:
                 pq.write_table(table, tmp)
                 with open(tmp, "rb") as fh:
                     os.fsync(fh.fileno())
-                os.replace(tmp, final)
+                final = self._publish(tmp)
             except Exception as exc:
                 tmp.unlink(missing_ok=True)
-                raise StoreError(f"could not write trajectory part {final}: {exc}") from exc
+                raise StoreError(f"could not write trajectory part {self.dir}/part-{self._next:08d}.parquet: {exc}") from exc
         return final
 
+    def _publish(self, tmp: Path) -> Path:
+        """Give the written ``tmp`` the next free part number, never replacing an existing part.
+
+        A hard link fails when the name exists, so another writer on the same folder (another
+        process or store object) that took the number makes this one move on to the next.
+        """
+        while True:
+            final = self.dir / f"part-{self._next:08d}.parquet"
+            self._next += 1
+            try:
+                os.link(tmp, final)
+            except FileExistsError:
+                continue
+            except OSError:  # a filesystem without hard links: check, then rename
+                if final.exists():
+                    continue
+                os.replace(tmp, final)
+                return final
+            tmp.unlink()
+            return final
+
     # ------------------------------------------------------------------ reading
-    def read_table(self, offset: int = 0) -> Any:
-        """A pyarrow Table of every row after the first ``offset`` (parts in order)."""
+    def read_table(self, offset: int = 0, columns: Sequence[str] | None = None) -> Any:
+        """A pyarrow Table of every row after the first ``offset`` (parts in order).
+
+        Parts that lie wholly before ``offset`` are skipped by their footer's row count, so a
+        trainer polling with a growing offset does not re-read what it consumed. ``columns``
+        limits the columns read.
+        """
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         if offset < 0:
             raise ValueError(f"offset must be >= 0, got {offset}")
+        schema = _schema()
+        if columns is not None:
+            unknown = [c for c in columns if c not in schema.names]
+            if unknown:
+                raise ValueError(f"columns: unknown trajectory column(s) {unknown}; known: {schema.names}")
+            schema = pa.schema([schema.field(c) for c in columns])
         tables = []
+        skip = offset
         for part in self._parts():
             try:
-                tables.append(pq.read_table(part, schema=_schema()))
+                if skip:
+                    rows = pq.ParquetFile(part).metadata.num_rows
+                    if rows <= skip:
+                        skip -= rows
+                        continue
+                tables.append(pq.read_table(part, schema=_schema(), columns=columns))
             except Exception as exc:  # noqa: BLE001
                 raise StoreError(f"unreadable trajectory part {part}: {exc}") from exc
-        table = pa.concat_tables(tables) if tables else _schema().empty_table()
-        return table.slice(offset) if offset else table
+        table = pa.concat_tables(tables) if tables else schema.empty_table()
+        return table.slice(skip) if skip else table
 
     def read_rows(self, offset: int = 0) -> list[dict[str, Any]]:
         return self.read_table(offset).to_pylist()
@@ -157,7 +193,7 @@ class TrajectoryStore:
 
     def done_chains(self) -> set[tuple[str, int]]:
         """(instance_id, chain) pairs with stored rows (a resumed rollout skips them)."""
-        table = self.read_table()
+        table = self.read_table(columns=["instance_id", "chain"])
         if table.num_rows == 0:
             return set()
         cols = table.select(["instance_id", "chain"]).to_pydict()
