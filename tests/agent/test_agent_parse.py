@@ -73,6 +73,14 @@ def test_flags(text, code):
     assert code in obs and "not executed" in obs
 
 
+def test_deeply_nested_json_is_malformed_not_a_crash():
+    # json.loads raises RecursionError (not JSONDecodeError) on thousands of nested brackets
+    for text in ("<tool_call>" + "[" * 100_000 + "</tool_call>",
+                 '<tool_call>{"name": "finish", "arguments": "' + "[" * 100_000 + '"}</tool_call>'):
+        msg = parse_message(text, TOOLS)
+        assert msg.error_codes == ["malformed_json"] and msg.tool_calls == []
+
+
 def test_tool_call_inside_thinking_is_not_executed():
     msg = parse_message("<think>maybe " + call("finish", {}) + "</think>", TOOLS)
     assert msg.error_codes == ["no_tool_call"]

@@ -155,6 +155,9 @@ def _parse_call(body: str, validators: dict[str, Any], errors: list[ParseError])
     except json.JSONDecodeError as exc:
         errors.append(ParseError("malformed_json", f"tool call is not valid JSON ({exc.msg} at char {exc.pos})"))
         return None
+    except RecursionError:  # e.g. thousands of "[" from an untrained model
+        errors.append(ParseError("malformed_json", "tool call JSON is nested too deeply"))
+        return None
     if not isinstance(obj, dict) or not isinstance(obj.get("name"), str):
         errors.append(ParseError("malformed_json", 'tool call must be a JSON object with a string "name"'))
         return None
@@ -163,7 +166,7 @@ def _parse_call(body: str, validators: dict[str, Any], errors: list[ParseError])
     if isinstance(args, str):  # some models emit the arguments as a JSON-encoded string
         try:
             args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             errors.append(ParseError("malformed_json", f"arguments of {name!r} are a string that is not JSON"))
             return None
     if not isinstance(args, dict):
