@@ -133,3 +133,47 @@ def test_llm_backend_needs_an_endpoint_and_reports_unreachable(tmp_path, taxonom
     monkeypatch.setattr(llm_mod.time, "sleep", lambda s: None)
     with pytest.raises(LLMError, match="cannot reach the endpoint"):
         backend.stage1([from_issue_change(ROWS[0])])
+
+
+class _BadHandler(BaseHTTPRequestHandler):
+    mode = "slow"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802
+        self.rfile.read(int(self.headers["Content-Length"]))
+        if self.mode == "slow":
+            threading.Event().wait(1.5)  # not time.sleep: the test patches it (it is the global module)
+        data = {"slow": b"{}", "not_json": b"<html>proxy error</html>", "a_list": b"[1, 2]"}[self.mode]
+        try:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except OSError:  # the client gave up (timeout)
+            pass
+
+
+@pytest.mark.parametrize("mode, message", [
+    ("slow", "no answer within 0.3 s"),
+    ("not_json", "not an OpenAI chat completion response"),
+    ("a_list", "not an OpenAI chat completion response"),
+])
+def test_llm_backend_bad_endpoint_replies_are_llm_errors(mode, message, tmp_path, taxonomy, monkeypatch) -> None:
+    import swetrain.label.llm as llm_mod
+
+    monkeypatch.setattr(llm_mod.time, "sleep", lambda s: None)
+    _BadHandler.mode = mode
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _BadHandler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        backend = LLMBackend(taxonomy, base_url=f"http://127.0.0.1:{srv.server_address[1]}/v1", cache_dir=tmp_path,
+                             timeout=0.3)
+        with pytest.raises(LLMError, match=message):
+            backend.stage1([from_issue_change(ROWS[0])])
+        assert backend.stats["requests"] == (4 if mode == "slow" else 1)  # only transport failures are retried
+    finally:
+        srv.shutdown()
+        srv.server_close()

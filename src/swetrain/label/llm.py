@@ -12,12 +12,14 @@ Instances are annotated concurrently by a thread pool.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import re
 import threading
 import time
 import urllib.error
+import uuid
 import urllib.request
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -171,8 +173,16 @@ class LLMBackend:
                     delay *= 2
                     continue
                 raise LLMError(f"{self.base_url}: cannot reach the endpoint: {exc.reason}") from None
-            except (KeyError, IndexError, json.JSONDecodeError) as exc:
-                raise LLMError(f"{self.base_url}: not an OpenAI chat completion response ({exc})") from None
+            except (TimeoutError, ConnectionError, http.client.HTTPException) as exc:
+                # raised while waiting for or reading the response (urllib wraps only the sending)
+                if attempt < 3:
+                    time.sleep(delay)
+                    delay *= 2
+                    continue
+                what = f"no answer within {self.timeout:g} s" if isinstance(exc, TimeoutError) else f"connection failed ({exc!r})"
+                raise LLMError(f"{self.base_url}: {what}") from None
+            except (KeyError, IndexError, TypeError, ValueError) as exc:  # ValueError: bad JSON or UTF-8
+                raise LLMError(f"{self.base_url}: not an OpenAI chat completion response ({exc!r})") from None
         raise LLMError(f"{self.base_url}: endpoint kept failing")
 
     @staticmethod
@@ -208,7 +218,7 @@ class LLMBackend:
             obj = self._parse(reply)
             problems = ["reply is not a JSON object"] if obj is None else check(obj)
             if not problems:
-                tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+                tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")  # threads may share a key
                 tmp.write_text(json.dumps(obj), encoding="utf-8")
                 tmp.replace(path)
                 return obj
