@@ -141,3 +141,41 @@ def test_unreachable_server_and_bad_url(tiny_path):
         OpenAIPolicy("localhost:1/v1", "m", tiny_path)
     with pytest.raises(ServerError, match="cannot reach"):
         OpenAIPolicy("http://127.0.0.1:9/v1", None, tiny_path, timeout=5)
+
+
+def test_slow_or_garbled_server_gives_server_error():
+    """A response that never comes, or a 200 that is not JSON, is a ServerError (not a raw OSError)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers["Content-Length"]))
+            if self.path.endswith("/completions") and b"slow" in self.server.mode:
+                threading.Event().wait(1.5)
+            data = b"<html>bad gateway</html>"
+            try:
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except OSError:
+                pass
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    srv.daemon_threads = True
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        client = OpenAIPolicy(f"http://127.0.0.1:{srv.server_address[1]}/v1", "m", tokenizer=object(), timeout=0.3)
+        srv.mode = b"slow"
+        with pytest.raises(ServerError, match="no answer within 0.3 s"):
+            client.generate([[1, 2, 3]], GenerationConfig(max_new_tokens=4))
+        srv.mode = b""
+        with pytest.raises(ServerError, match="reply is not JSON"):
+            client.generate([[1, 2, 3]], GenerationConfig(max_new_tokens=4))
+    finally:
+        srv.shutdown()
+        srv.server_close()

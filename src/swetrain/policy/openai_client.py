@@ -14,6 +14,7 @@ to get the same convention (its default, ``raw_logprobs``, ignores the temperatu
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import urllib.error
@@ -75,6 +76,12 @@ class OpenAIPolicy:
             raise ServerError(f"{method} {url}: HTTP {exc.code}: {detail}") from None
         except urllib.error.URLError as exc:
             raise ServerError(f"{method} {url}: cannot reach the server ({exc.reason})") from None
+        except TimeoutError:  # waiting for or reading the response (urllib wraps only the sending)
+            raise ServerError(f"{method} {url}: no answer within {self.timeout:g} s") from None
+        except (ConnectionError, http.client.HTTPException) as exc:
+            raise ServerError(f"{method} {url}: connection failed ({exc!r})") from None
+        except ValueError as exc:  # a 200 whose body is not JSON (e.g. a proxy's HTML page)
+            raise ServerError(f"{method} {url}: reply is not JSON ({exc})") from None
 
     def _root_url(self) -> str:
         return self.base_url[: -len("/v1")] if self.base_url.endswith("/v1") else self.base_url
