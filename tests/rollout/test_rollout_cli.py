@@ -32,3 +32,25 @@ def test_rollout_cli_json_and_store(tmp_path):
     # bad input: a clear error naming the option
     bad = CliRunner().invoke(app, [*args[:10], "everything", *args[11:]])
     assert bad.exit_code == 2 and "everything" in bad.output
+
+
+def _flat(output: str) -> str:
+    """The CLI's error text without rich's box and line wrapping."""
+    return "".join(output.replace("│", " ").split())
+
+
+def test_rollout_cli_bad_tasks_file_and_policy_spec_are_usage_errors(tmp_path):
+    bad_rows = tmp_path / "bad.jsonl"
+    bad_rows.write_text('{"instance_id": 3}\n')
+    out = tmp_path / "run"
+    base = ["rollout", "--policy", "scripted:finish", "--out", str(out), "--group", "1"]
+    result = CliRunner().invoke(app, [*base, "--tasks", str(bad_rows)])
+    assert result.exit_code == 2 and "bad.jsonl:1" in _flat(result.output) and "instance_id" in _flat(result.output)
+    result = CliRunner().invoke(app, [*base, "--tasks", str(tmp_path / "absent.jsonl")])
+    assert result.exit_code == 2 and "doesnotexist" in _flat(result.output)
+    task = build_demo_task(tmp_path / "demo")
+    tasks = write_tasks_file(task, tmp_path / "demo" / "tasks.jsonl")
+    for spec, why in (("scripted:nonsense", "unknown scripted policy"), ("gpt:x", "unknown scheme")):
+        result = CliRunner().invoke(app, ["rollout", "--policy", spec, "--out", str(out), "--tasks", str(tasks)])
+        assert result.exit_code == 2 and "".join(why.split()) in _flat(result.output), result.output
+    assert not (out / "trajectories").exists()  # nothing was run or stored

@@ -15,16 +15,18 @@ def register(app: typer.Typer) -> None:
 
 
 def _load_tasks(spec: str, split: str | None) -> list:
-    if spec == "builtin":
-        from swetrain.tasks.builtin import load_builtin
+    from swetrain.tasks.builtin import BuiltinError, load_builtin
+    from swetrain.tasks.record import TaskLoadError, load_tasks
 
-        tasks = load_builtin(split)
-    else:
-        from swetrain.tasks.record import load_tasks
-
-        tasks = load_tasks(spec)
-        if split:
-            tasks = [t for t in tasks if t.split == split]
+    try:
+        if spec == "builtin":
+            tasks = load_builtin(split)
+        else:
+            tasks = load_tasks(spec)
+            if split:
+                tasks = [t for t in tasks if t.split == split]
+    except (TaskLoadError, BuiltinError, ValueError, OSError) as exc:  # a malformed row names file:line
+        raise typer.BadParameter(str(exc), param_hint="--tasks") from None
     if not tasks:
         raise typer.BadParameter(f"no tasks in {spec!r}" + (f" with split {split!r}" if split else ""), param_hint="--tasks")
     return tasks
@@ -78,8 +80,16 @@ def rollout(
         top_p=top_p,
         max_infra_retries=infra_retries,
     )
+    built = None
+    if backend == "local":  # build it now: a bad spec is a usage error, not a traceback mid-run
+        from swetrain.rollout.engine import build_policy
+
+        try:
+            built = build_policy(policy)
+        except ValueError as exc:  # PolicySpecError, unknown scripted name
+            raise typer.BadParameter(str(exc), param_hint="--policy") from None
     engine = RolloutEngine(
-        policy_factory=policy, backend=backend, workers=workers, config=config, ray_address=ray_address, ray_num_cpus=ray_cpus
+        built, policy_factory=policy, backend=backend, workers=workers, config=config, ray_address=ray_address, ray_num_cpus=ray_cpus
     )
     store = TrajectoryStore(out)
     console = Console(stderr=True)
