@@ -32,6 +32,7 @@ import logging
 import threading
 import time
 import traceback
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -269,8 +270,8 @@ class RolloutEngine:
     # ------------------------------------------------------------------ public
     def jobs(self, tasks: Sequence[Any]) -> list[tuple[Any, int]]:
         """(task, chain) pairs in schedule order: chain-major so early results span all tasks."""
-        ids = [t.instance_id for t in tasks]
-        dupes = {i for i in ids if ids.count(i) > 1}
+        counts = Counter(t.instance_id for t in tasks)
+        dupes = {i for i, n in counts.items() if n > 1}
         if dupes:
             raise ValueError(f"duplicate instance_id(s) in tasks: {sorted(dupes)}")
         return [(t, c) for c in range(self.config.group) for t in tasks]
