@@ -132,3 +132,12 @@ def test_ray_and_local_backends_give_the_same_records(task, factory, tmp_path):
     assert report.chains_done == 3 and not report.skipped_tasks
     a, b = records(TrajectoryStore(tmp_path / "local")), records(TrajectoryStore(tmp_path / "ray"))
     assert len(a) >= 3 and a == b
+
+
+def test_jobs_are_chain_major_and_duplicate_ids_are_refused(task):
+    engine = RolloutEngine(policy=object(), config=config(group=2))
+    other = task.model_copy(update={"instance_id": "other"})
+    assert [(t.instance_id, c) for t, c in engine.jobs([task, other])] == [
+        (task.instance_id, 0), ("other", 0), (task.instance_id, 1), ("other", 1)]
+    with pytest.raises(ValueError, match=r"duplicate instance_id\(s\) in tasks: \['other'\]"):
+        engine.jobs([other, task, other])
