@@ -49,3 +49,25 @@ def test_label_tasks_clean_input_exits_zero_and_bad_backend(tmp_path) -> None:
     assert bad.exit_code != 0 and "offline" in bad.output
     missing = runner.invoke(app, ["label", "report", str(tmp_path / "nope.jsonl")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+def test_label_tasks_unreachable_llm_and_report_of_non_objects(tmp_path, monkeypatch) -> None:
+    import socket
+
+    import swetrain.label.llm as llm_mod
+
+    monkeypatch.setattr(llm_mod.time, "sleep", lambda s: None)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    src = write_jsonl(tmp_path / "in.jsonl", ROWS[:1])
+    out = tmp_path / "o.jsonl"
+    res = CliRunner().invoke(app, ["label", "tasks", str(src), "--backend", "llm", "--base-url",
+                                   f"http://127.0.0.1:{port}/v1", "--cache-dir", str(tmp_path / "c"), "--out", str(out)])
+    assert res.exit_code == 1 and "cannot reach the endpoint" in res.output and not out.exists()
+    assert res.exception is None or isinstance(res.exception, SystemExit)
+    listed = tmp_path / "list.jsonl"
+    listed.write_text("[1, 2]\n")
+    rep = CliRunner().invoke(app, ["label", "report", str(listed)])
+    assert rep.exit_code == 2 and "list.jsonl:1: expected a JSON object, got list" in rep.output

@@ -85,6 +85,7 @@ def tasks(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from swetrain.label.labeler import Labeler
+    from swetrain.label.llm import LLMError
 
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     good, errors = read_label_rows(in_path)
@@ -105,7 +106,11 @@ def tasks(
     rows = [r for _, r in good]
     with Progress(TextColumn("labeling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=False) as bar:
         task = bar.add_task("label", total=2 * len(rows))
-        labeled = labeler.label_rows(rows, progress=lambda n: bar.advance(task, n))
+        try:
+            labeled = labeler.label_rows(rows, progress=lambda n: bar.advance(task, n))
+        except LLMError as exc:  # endpoint down or never valid: say so; finished replies stay cached
+            typer.echo(f"error: {exc} (nothing written to {out}; replies already received are cached, rerun to resume)", err=True)
+            raise typer.Exit(1) from None
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
@@ -133,10 +138,14 @@ def report(
     for i, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if raw.strip():
             try:
-                rows.append(json.loads(raw))
+                row = json.loads(raw)
             except json.JSONDecodeError as exc:
                 typer.echo(f"error: {path}:{i}: invalid JSON: {exc.msg}", err=True)
                 raise typer.Exit(2) from None
+            if not isinstance(row, dict):
+                typer.echo(f"error: {path}:{i}: expected a JSON object, got {type(row).__name__}", err=True)
+                raise typer.Exit(2)
+            rows.append(row)
     unlabeled = sum(1 for r in rows if not isinstance(r.get("labels"), dict))
     if unlabeled:
         typer.echo(f"warning: {unlabeled} row(s) in {path} have no labels and are not counted", err=True)
