@@ -88,6 +88,15 @@ def test_env_tools_json_lines(app, task, tasks_file):
     assert leftovers == []
 
 
+def test_env_tools_deeply_nested_line_is_an_invalid_call(app, task, tasks_file):
+    stdin = "[" * 100_000 + "\n" + json.dumps({"name": "finish", "arguments": {"command": "submit"}}) + "\n"
+    res = CliRunner().invoke(app, ["env", "tools", "--tasks", str(tasks_file), "--instance", task.instance_id], input=stdin)
+    assert res.exit_code == 0, res.output
+    lines = [json.loads(x) for x in res.output.strip().splitlines()]
+    assert lines[0]["ok"] is False and "invalid tool call line" in lines[0]["observation"]
+    assert lines[1]["ok"] is True and lines[-1]["verdict"]["resolved"] is False
+
+
 def test_selfcheck(app):
     res = CliRunner().invoke(app, ["env", "selfcheck"])
     assert res.exit_code == 0, res.output

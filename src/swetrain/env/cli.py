@@ -89,7 +89,7 @@ def tools(
                 if not isinstance(call, dict):
                     raise ValueError("a tool call must be a JSON object")
                 result = runner.call(call.get("name"), call.get("arguments", {}))
-            except (json.JSONDecodeError, ValueError) as exc:
+            except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; deep nesting recurses
                 typer.echo(json.dumps({"observation": f"Error: invalid tool call line: {exc}", "ok": False}))
                 continue
             typer.echo(json.dumps({"observation": result.observation, "ok": result.ok}), nl=True)
