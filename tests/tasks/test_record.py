@@ -51,6 +51,7 @@ def test_relative_source_resolves_against_tasks_file(tmp_path):
         ('{"instance_id": "a", "route": "Z"}', "route"),
         ("[1, 2]", None),
         ("{broken", None),
+        ("[" * 100000 + "]" * 100000, None),
     ],
 )
 def test_malformed_row_names_file_line_field(tmp_path, line, field):

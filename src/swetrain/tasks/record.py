@@ -176,6 +176,8 @@ def iter_task_rows(path: str | Path) -> Iterable[tuple[int, Any]]:
             rows = json.loads(text)
         except json.JSONDecodeError as exc:
             raise TaskLoadError(path, exc.lineno, None, f"invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise TaskLoadError(path, None, None, "invalid JSON: nested too deeply") from None
         for i, row in enumerate(rows, start=1):
             yield i, row
         return
@@ -183,9 +185,12 @@ def iter_task_rows(path: str | Path) -> Iterable[tuple[int, Any]]:
         if not raw.strip():
             continue
         try:
-            yield i, json.loads(raw)
+            row = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise TaskLoadError(path, i, None, f"invalid JSON: {exc.msg} (column {exc.colno})") from None
+        except RecursionError:
+            raise TaskLoadError(path, i, None, "invalid JSON: nested too deeply") from None
+        yield i, row
 
 
 def load_tasks(path: str | Path) -> list[Task]:
