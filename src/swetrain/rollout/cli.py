@@ -42,6 +42,7 @@ def rollout(
     backend: str = typer.Option("local", "--backend", help="local (thread pool) or ray (actors)."),
     workers: int = typer.Option(1, "--workers", min=1, help="Chains (and workspaces) at once."),
     split: Optional[str] = typer.Option(None, "--split", help="Only tasks of this split (e.g. heldout)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N tasks (after --split)."),
     max_turns: int = typer.Option(30, "--max-turns", min=1, help="Turns per attempt (FC-SWE: 100)."),
     max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens per generation call."),
     max_context: int = typer.Option(16384, "--max-context", min=64, help="Context tokens per attempt (FC-SWE: 65536)."),
@@ -68,7 +69,7 @@ def rollout(
         raise typer.BadParameter(f"{context!r} is not one of {', '.join(CONTEXT_VARIANTS)}", param_hint="--context")
     if backend not in BACKENDS:
         raise typer.BadParameter(f"{backend!r} is not one of {', '.join(BACKENDS)}", param_hint="--backend")
-    task_list = _load_tasks(tasks, split)
+    task_list = _load_tasks(tasks, split)[:limit]
     config = RolloutConfig(
         group=group,
         attempts=attempts,
