@@ -28,7 +28,6 @@ _LAYER_CLIS = (
     "swetrain.train.cli",
     "swetrain.label.cli",
     "swetrain.eval.cli",
-    "swetrain.curriculum.cli",
 )
 
 

@@ -1,1 +1,0 @@
-"""swetrain.curriculum"""
