@@ -67,3 +67,50 @@ def test_sft_rejects_empty():
     trainer = SFTTrainer(torch.nn.Linear(1, 1), Tok(), SFTConfig())
     with pytest.raises(ValueError, match="no example"):
         trainer.train([])
+
+
+def test_demo_rows_retokenise_exactly_like_the_agent_loop(demos, tokenizer):
+    """A shipped row (messages only) rendered through the chat format gives the loop's very ids."""
+    from swetrain.agent.format import ChatFormat
+    from swetrain.train.warmstart import demo_row, demo_sample
+
+    fmt = ChatFormat(tokenizer)
+    for demo in demos:
+        task = type("T", (), {"instance_id": demo.instance_id, "repo": "swetrain-test/lib", "labels": {}})()
+        row = demo_row(demo, task)
+        assert row["messages"][0]["role"] == "user" and all(m["role"] != "system" for m in row["messages"])
+        sample = demo_sample(row, fmt)
+        traj = demo.trajectory
+        assert sample.token_ids == list(traj.token_ids)
+        assert sample.loss_mask == [int(m) for m in traj.assistant_mask]
+
+
+def test_shipped_demos_are_valid_train_split_demonstrations(tokenizer):
+    """The package's demonstrations file: train-split tasks only, five valid tool calls each,
+    ending with a passing test run and ``finish``; every row tokenises."""
+    import json
+
+    from swetrain.agent.format import ChatFormat
+    from swetrain.agent.parse import parse_message
+    from swetrain.tasks.builtin import shipped_tasks
+    from swetrain.train.warmstart import DEMOS_FILE, demo_sample, load_demos
+
+    rows = load_demos(DEMOS_FILE)
+    splits = {t.instance_id: t.split for t in shipped_tasks()}
+    assert len(rows) >= 40
+    assert len({r["instance_id"] for r in rows}) == len(rows)
+    fmt = ChatFormat(tokenizer)
+    for row in rows:
+        assert splits[row["instance_id"]] == "train", row["instance_id"]
+        assistant = [m["content"] for m in row["messages"] if m["role"] == "assistant"]
+        assert len(assistant) == 5
+        calls = [parse_message(a, fmt.tools) for a in assistant]
+        assert not any(c.invalid for c in calls), row["instance_id"]
+        assert [c.tool_calls[0].name for c in calls] == ["execute_bash", "file_editor", "file_editor", "execute_bash", "finish"]
+        edit = json.loads(assistant[2].split("\n")[1])["arguments"]
+        assert edit["old_str"] != edit["new_str"]
+        last_run = [m for m in row["messages"] if m["role"] == "tool"][3]["content"]
+        assert "passed" in last_run and "failed" not in last_run
+        sample = demo_sample(row, fmt)
+        assert 0 < sample.n_trainable < len(sample.token_ids) <= 4096
+    assert DEMOS_FILE.stat().st_size < 5_000_000

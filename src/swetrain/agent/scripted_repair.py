@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shlex
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,58 +196,129 @@ def _unique_old_new(source: str, line: int, new_line: str) -> tuple[str, str]:
     raise ValueError("line is not unique in its file")
 
 
+# One process per searched function: imports pytest once, then for each candidate edit writes the
+# file and forks a child that runs the failing tests (then the whole suite) with ``pytest.main``;
+# ~10x cheaper than a fresh interpreter per candidate. Runs inside the workspace's sandbox.
+_RUNNER = r"""
+import json, os, signal, sys
+spec = json.loads(sys.stdin.read())
+sys.dont_write_bytecode = True
+sys.pycache_prefix = os.path.join(os.environ.get("TMPDIR", "/tmp"), ".swetrain-no-pyc")
+import pytest
+
+def run(args):
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(fd, 1); os.dup2(fd, 2)
+        signal.alarm(int(spec["timeout"]))
+        try:
+            rc = pytest.main(args + ["-q", "-x", "-p", "no:cacheprovider"])
+        except BaseException:
+            rc = 99
+        os._exit(int(rc))
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+path, lines = spec["path"], spec["lines"]
+ending = spec["ending"]
+result = None
+try:
+    for i, (line, new) in enumerate(spec["edits"]):
+        cur = list(lines)
+        cur[line - 1] = new + ending[line - 1]
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("".join(cur))
+        if run(list(spec["tests"])) != 0:
+            continue
+        if spec["suite"] and run([]) != 0:
+            continue
+        result = i
+        break
+finally:
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("".join(lines))
+print("SWETRAIN_RESULT " + json.dumps({"index": result}))
+"""
+
+
+def _cited_lines(output: str, path: str) -> list[int]:
+    """Line numbers of ``path`` that traceback frames in ``output`` point at."""
+    return [int(m.group(2)) for m in _FRAME.finditer(output) if m.group(1).lstrip("./") == path]
+
+
+def _try_edits(workspace: Any, path: str, source: str, edits: list[tuple[int, str]], tests: list[str], *,
+               suite: bool, timeout: float) -> int | None:
+    """Index of the first edit in ``edits`` that makes ``tests`` (and with ``suite`` the whole suite)
+    pass, run in one forking pytest process inside the workspace; the file is restored afterwards."""
+    lines = source.splitlines(keepends=True)
+    spec = {
+        "path": path,
+        "lines": lines,
+        "ending": ["\n" if ln.endswith("\n") else "" for ln in lines],
+        "edits": edits,
+        "tests": tests,
+        "suite": suite,
+        "timeout": max(1, int(timeout)),
+    }
+    budget = timeout * (2 * len(edits) + 2) + 30
+    res = workspace.run("python -c " + shlex.quote(_RUNNER), timeout=budget, stdin=json.dumps(spec).encode())
+    match = re.search(r"SWETRAIN_RESULT (\{.*\})", res.output)
+    if not match:
+        raise RuntimeError(f"scripted repair runner failed on {path}: {res.output[-500:]}")
+    return json.loads(match.group(1))["index"]
+
+
 def find_fix(
-    workspace: Any, *, max_candidates: int = 80, timeout: float = 60.0, check_suite: bool = True
+    workspace: Any, *, max_candidates: int = 80, timeout: float = 20.0, check_suite: bool = True
 ) -> RepairPlan | None:
     """Search a fix in ``workspace`` (left unchanged afterwards); None when none is found.
 
-    A candidate must make the failing tests pass; with ``check_suite`` the whole suite must pass
-    too (``demonstrate`` skips that run when a verifier judges the replayed demonstration anyway).
+    A candidate must make every failing test pass; with ``check_suite`` the whole suite must pass
+    too (``demonstrate`` relies on the verifier judging the replayed demonstration anyway).
+    Within a function, edits on lines the traceback points at are tried first, then by distance.
     """
     root = Path(workspace.path)
     # the whole suite (no -x): every failing test must pass after the fix, not only the first one
-    first = workspace.run("python -m pytest -q --tb=short -p no:cacheprovider 2>&1 | tail -n 300", timeout=timeout)
+    first = workspace.run("python -m pytest -q --tb=short -p no:cacheprovider 2>&1 | tail -n 300", timeout=120)
     output = first.output
     failing = list(dict.fromkeys(_FAILED.findall(output)))
     if not failing:
         return None
-    sel = " ".join(json.dumps(t) for t in failing)
     tried = 0
     for path, name, lo, hi in _candidate_functions(root, output):
-        file = root / path
-        source = file.read_text(encoding="utf-8")
-        try:
-            for line, new_line in _candidate_edits(source, path, lo, hi):
-                if tried >= max_candidates:
-                    return None
-                tried += 1
-                lines = source.splitlines(keepends=True)
-                ending = "\n" if lines[line - 1].endswith("\n") else ""
-                lines[line - 1] = new_line + ending
-                file.write_text("".join(lines), encoding="utf-8")
-                quick = workspace.run(f"python -m pytest -q -x -p no:cacheprovider {sel} 2>&1 | tail -n 3", timeout=timeout)
-                if quick.timed_out or not re.search(r"\bpassed\b", quick.output) or re.search(r"\b(failed|error)", quick.output):
-                    continue
-                if check_suite:
-                    whole = workspace.run("python -m pytest -q -p no:cacheprovider 2>&1 | tail -n 3", timeout=timeout)
-                    if whole.timed_out or re.search(r"\b(failed|error)", whole.output) or not re.search(r"\bpassed\b", whole.output):
-                        continue
-                try:
-                    old, new = _unique_old_new(source, line, new_line)
-                except ValueError:
-                    continue
-                return RepairPlan(
-                    path=path,
-                    line=line,
-                    old=old,
-                    new=new,
-                    view_range=(lo, hi),
-                    function=name,
-                    failing_tests=failing,
-                    candidates_tried=tried,
-                )
-        finally:
-            file.write_text(source, encoding="utf-8")
+        if tried >= max_candidates:
+            return None
+        source = (root / path).read_text(encoding="utf-8")
+        edits = _candidate_edits(source, path, lo, hi)
+        cited = [c for c in _cited_lines(output, path) if lo <= c <= hi]
+        if cited:
+            edits.sort(key=lambda e: min(abs(e[0] - c) for c in cited))
+        usable = []
+        for line, new_line in edits:
+            try:
+                usable.append((line, new_line, *_unique_old_new(source, line, new_line)))
+            except ValueError:
+                continue
+        usable = usable[: max_candidates - tried]
+        if not usable:
+            continue
+        index = _try_edits(workspace, path, source, [(u[0], u[1]) for u in usable], failing,
+                           suite=check_suite, timeout=timeout)
+        if index is None:
+            tried += len(usable)
+            continue
+        line, new_line, old, new = usable[index]
+        return RepairPlan(
+            path=path,
+            line=line,
+            old=old,
+            new=new,
+            view_range=(lo, hi),
+            function=name,
+            failing_tests=failing,
+            candidates_tried=tried + index + 1,
+        )
     return None
 
 
@@ -266,8 +338,10 @@ def demonstrate(
     verifier: Any = None,
     max_candidates: int = 80,
     workspace_factory: Any = None,
+    plan: RepairPlan | None = None,
 ) -> Demonstration:
-    """Find a fix for ``task`` and replay it as a demonstration trajectory (resolved, or a reason)."""
+    """Find a fix for ``task`` (or take ``plan``, a fix found earlier) and replay it as a
+    demonstration trajectory (resolved, or a reason)."""
     from swetrain.agent.loop import EpisodeLimits, run_episode
     from swetrain.agent.scripted import ScriptedPolicy, TurnScript
     from swetrain.env.workspace import Workspace
@@ -275,7 +349,8 @@ def demonstrate(
     make_ws = workspace_factory or (lambda t: Workspace.create(t))
     ws = make_ws(task)
     try:
-        plan = find_fix(ws, max_candidates=max_candidates, check_suite=verifier is None)
+        if plan is None:
+            plan = find_fix(ws, max_candidates=max_candidates, check_suite=verifier is None)
         if plan is None:
             return Demonstration(task.instance_id, None, None, "no single-line fix found by the search")
         ws.reset()

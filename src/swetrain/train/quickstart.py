@@ -20,6 +20,17 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
+# Rollout/eval settings that fit the scripted-repair demonstrations the base policy imitates (a
+# ~1,100-token prompt + five turns ~2,100 tokens; a str_replace call up to ~150 tokens) and sample
+# it at a lower temperature (the trainer recomputes old log-probs itself, so the clipped FC-SWE
+# ratio stays consistent). Command-line overrides come after these and win.
+QUICKSTART_ROLLOUT = (
+    "rollout.max_new_tokens=192",
+    "rollout.max_context_tokens=3072",
+    "rollout.temperature=0.5",
+)
+
+
 @dataclass
 class QuickstartOptions:
     out: Path = Path("runs/quickstart")
@@ -96,6 +107,7 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
                 f"rollout.tasks_per_step={opts.tasks_per_step}",
                 f"rollout.group={opts.group}",
                 "logging.progress=false",
+                *QUICKSTART_ROLLOUT,
                 *opts.overrides,
             ],
         )

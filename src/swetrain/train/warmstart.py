@@ -28,7 +28,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-WARMSTART_VERSION = 1
+WARMSTART_VERSION = 2
 
 
 @dataclass
@@ -42,6 +42,8 @@ class WarmStartConfig:
     micro_batch_tokens: int = 8192
     seed: int = 0
     tasks_file: str | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
+    # shipped demonstrations (package data) used instead of searching when no tasks_file is given
+    use_shipped_demos: bool = True
 
 
 PRESET_CONFIGS = {
@@ -55,6 +57,10 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
 
     cfg = config or PRESET_CONFIGS[base]
     tag = f"{base}-sft-v{WARMSTART_VERSION}-d{cfg.max_demos}-e{cfg.epochs}-s{cfg.seed}"
+    if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
+        import hashlib
+
+        tag += "-shipped" + hashlib.sha1(DEMOS_FILE.read_bytes()).hexdigest()[:8]
     if cfg.tasks_file:
         import hashlib
 
@@ -74,6 +80,13 @@ def collect_demonstrations(
     tasks: list[Any], tokenizer: Any, config: WarmStartConfig, progress: Any = None, verifier: Any = None
 ) -> tuple[list[Any], dict[str, str]]:
     """Resolved demonstration trajectories of ``tasks`` (and why the others were dropped)."""
+    demos, dropped, _ = _collect(tasks, tokenizer, config, progress, verifier)
+    return demos, dropped
+
+
+def _collect(
+    tasks: list[Any], tokenizer: Any, config: WarmStartConfig, progress: Any = None, verifier: Any = None
+) -> tuple[list[Any], dict[str, str], list[Any]]:
     from swetrain.agent.scripted_repair import demonstrate
 
     if verifier is None:
@@ -85,6 +98,7 @@ def collect_demonstrations(
             verifier = None
     dropped: dict[str, str] = {}
     demos: list[Any] = []
+    kept: list[Any] = []
     task_bar = progress.add_task("scripted repair demos", total=len(tasks)) if progress else None
 
     def one(task: Any):
@@ -99,11 +113,121 @@ def collect_demonstrations(
         for demo in pool.map(one, tasks):
             if demo.trajectory is not None and demo.reason == "ok":
                 demos.append(demo.trajectory)
+                kept.append(demo)
             else:
                 dropped[demo.instance_id] = demo.reason
             if progress:
                 progress.advance(task_bar)
-    return demos, dropped
+    return demos, dropped, kept
+
+
+DEMOS_FILE = Path(__file__).resolve().parent / "data" / "demos.jsonl"
+
+
+def demo_row(demo: Any, task: Any) -> dict[str, Any]:
+    """One shipped demonstration: the plan and the conversation (no system prompt, no token ids)."""
+    traj = demo.trajectory
+    messages = [
+        {"role": m["role"], "content": m["content"]}
+        for m in traj.messages
+        if m["role"] != "system"
+    ]
+    return {
+        "instance_id": task.instance_id,
+        "repo": task.repo,
+        "kind": ((task.labels or {}).get("synth") or {}).get("kind") if isinstance(task.labels, dict) else None,
+        "plan": demo.plan.to_dict(),
+        "messages": messages,
+    }
+
+
+def generate_demos(
+    out: str | os.PathLike = DEMOS_FILE,
+    *,
+    workers: int = 2,
+    max_candidates: int = 30,
+    tasks_file: str | None = None,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Search and verify scripted repair demonstrations for the whole TRAIN split; write ``out``.
+
+    Each kept row was replayed through the real agent loop and resolved by the verifier. Rows are
+    sorted by instance id; the search is deterministic (observations keep pytest's timings).
+    Returns counts and the reasons tasks were dropped.
+    """
+    from swetrain.tasks.builtin import load_builtin
+    from swetrain.policy.tiny import ensure_tiny
+    from transformers import AutoTokenizer
+
+    tasks = sorted(load_builtin(split="train", **({"path": tasks_file} if tasks_file else {})), key=lambda t: t.instance_id)
+    tokenizer = AutoTokenizer.from_pretrained(ensure_tiny())
+    cfg = WarmStartConfig(workers=workers, max_candidates=max_candidates)
+    started = time.monotonic()
+    demos, dropped, kept = _collect(tasks, tokenizer, cfg, progress)
+    by_id = {t.instance_id: t for t in tasks}
+    rows = [demo_row(d, by_id[d.instance_id]) for d in sorted(kept, key=lambda d: d.instance_id)]
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
+    os.replace(tmp, out)
+    return {"tasks": len(tasks), "demos": len(rows), "dropped": dropped, "seconds": round(time.monotonic() - started, 1)}
+
+
+def load_demos(path: str | os.PathLike = DEMOS_FILE) -> list[dict[str, Any]]:
+    """Rows of a demonstrations file written by :func:`generate_demos` (clear error when broken)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: demonstrations file missing; regenerate with `python -m swetrain.train.warmstart --regenerate`")
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{n}: not JSON ({exc})") from None
+        msgs = row.get("messages") if isinstance(row, dict) else None
+        if not isinstance(msgs, list) or not msgs or msgs[0].get("role") != "user" or not any(m.get("role") == "assistant" for m in msgs):
+            raise ValueError(f"{path}:{n}: a row needs 'messages' starting with the user turn and holding assistant turns")
+        rows.append(row)
+    return rows
+
+
+def demo_sample(row: dict[str, Any], chat_format: Any) -> Any:
+    """Token ids of a demonstration rendered through the real chat format, exactly as the agent loop
+    builds them: prompt, then per assistant turn its ids + end-of-turn (loss mask 1) and the
+    template delta of its tool observations (mask 0); nothing after the final turn."""
+    from swetrain.train.batch import TrainSample
+
+    msgs = row["messages"]
+    fmt = chat_format
+    ids = fmt.prompt_ids(fmt.initial_messages(msgs[0]["content"]))
+    mask = [0] * len(ids)
+    segs = [0] * len(ids)
+    i, turn = 1, 0
+    while i < len(msgs):
+        m = msgs[i]
+        if m["role"] != "assistant":
+            raise ValueError(f"demonstration {row.get('instance_id')}: message {i} should be an assistant turn, got {m['role']!r}")
+        turn += 1
+        gen = fmt.encode(m["content"]) + [fmt.eot_id]
+        ids += gen
+        mask += [1] * len(gen)
+        segs += [turn] * len(gen)
+        i += 1
+        obs = []
+        while i < len(msgs) and msgs[i]["role"] != "assistant":
+            obs.append({"role": msgs[i]["role"], "content": msgs[i]["content"]})
+            i += 1
+        if obs and i < len(msgs):
+            o = fmt.observation_ids(obs, ended_with_eot=True)
+            ids += o
+            mask += [0] * len(o)
+            segs += [0] * len(o)
+    n = len(ids)
+    return TrainSample(token_ids=ids, loss_mask=mask, segment_ids=segs, behavior_logprobs=[0.0] * n,
+                       invalid=[0] * n, advantage=1.0, group=str(row.get("instance_id", "")))
 
 
 def ensure_warm_start(
@@ -147,9 +271,6 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     configure_torch_threads()
     started = time.monotonic()
     base_path = _base_path(base)
-    tasks = list(load_builtin(split="train", **({"path": cfg.tasks_file} if cfg.tasks_file else {})))
-    random.Random(cfg.seed).shuffle(tasks)
-    tasks = tasks[: cfg.max_demos]
     trainer = SFTTrainer.from_pretrained(
         base_path,
         SFTConfig(epochs=cfg.epochs, lr=cfg.lr, batch_tokens=cfg.batch_tokens, micro_batch_tokens=cfg.micro_batch_tokens, seed=cfg.seed),
@@ -158,14 +279,30 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     t0 = time.monotonic()
-    demos, dropped = collect_demonstrations(tasks, trainer.tokenizer, cfg, progress)
+    dropped: dict[str, str] = {}
+    if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
+        from swetrain.agent.format import ChatFormat
+
+        rows = load_demos(DEMOS_FILE)[: cfg.max_demos]
+        fmt = ChatFormat(trainer.tokenizer)
+        samples = [demo_sample(r, fmt) for r in rows]
+        shutil.copy(DEMOS_FILE, tmp / "demos.jsonl")
+        tasks_tried, n_demos = len(rows), len(rows)
+        source = str(DEMOS_FILE)
+    else:
+        tasks = list(load_builtin(split="train", **({"path": cfg.tasks_file} if cfg.tasks_file else {})))
+        random.Random(cfg.seed).shuffle(tasks)
+        tasks = tasks[: cfg.max_demos]
+        demos, dropped = collect_demonstrations(tasks, trainer.tokenizer, cfg, progress)
+        if not demos:
+            raise RuntimeError(f"warm start {base}: the scripted agent resolved none of {len(tasks)} train tasks: {dropped}")
+        TrajectoryStore(tmp / "demos").append(demos)
+        samples = [sample_for_sft(t) for t in demos]
+        tasks_tried, n_demos = len(tasks), len(demos)
+        source = "searched"
     demo_s = time.monotonic() - t0
-    if not demos:
-        raise RuntimeError(f"warm start {base}: the scripted agent resolved none of {len(tasks)} train tasks: {dropped}")
-    TrajectoryStore(tmp / "demos").append(demos)
-    samples = [sample_for_sft(t) for t in demos]
     before = trainer.evaluate(samples)
-    bar = progress.add_task(f"SFT {base} on {len(demos)} demos", total=None) if progress else None
+    bar = progress.add_task(f"SFT {base} on {n_demos} demos", total=None) if progress else None
 
     def on_step(step: int, total: int, metrics: dict[str, float]) -> None:
         if progress:
@@ -185,11 +322,12 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
         "base": base,
         "base_path": str(base_path),
         "config": asdict(cfg),
-        "tasks_tried": len(tasks),
-        "demonstrations": len(demos),
+        "demos_source": source,
+        "tasks_tried": tasks_tried,
+        "demonstrations": n_demos,
         "dropped": dropped,
-        "demo_tokens": sum(len(t.token_ids) for t in demos),
-        "assistant_tokens": sum(sum(t.assistant_mask) for t in demos),
+        "demo_tokens": sum(len(s.token_ids) for s in samples),
+        "assistant_tokens": sum(s.n_trainable for s in samples),
         "nll_before": before,
         "nll_after": after,
         "final_train_metrics": last,
@@ -201,4 +339,4 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     if out.exists():
         shutil.rmtree(out)
     os.replace(tmp, out)
-    log.info("warm start %s: %d demos, NLL %.3f -> %.3f, %.0fs", base, len(demos), before, after, info["total_seconds"])
+    log.info("warm start %s: %d demos, NLL %.3f -> %.3f, %.0fs", base, n_demos, before, after, info["total_seconds"])
