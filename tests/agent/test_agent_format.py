@@ -94,3 +94,25 @@ def test_tokenizer_without_end_of_turn_is_rejected(plain_tokenizer):
     tok.eos_token = None
     with pytest.raises(ChatFormatError):
         ChatFormat(tok, tools=TOOLS, chat_template=template)
+
+
+def test_template_that_ignores_tools_gets_them_in_the_system_prompt(tiny_tokenizer):
+    """A real template (SmolLM2's) accepts tools= and drops it: the agent must still list them."""
+    from swetrain.agent.format import ChatFormat
+    from swetrain.env.tools import TOOL_SPECS
+
+    no_tools = (
+        "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+    )
+    fmt = ChatFormat(tiny_tokenizer, chat_template=no_tools)
+    assert fmt.tools_in_system_prompt
+    text = fmt.render(fmt.initial_messages("fix it"), add_generation_prompt=True)
+    for spec in TOOL_SPECS:
+        assert spec["function"]["name"] in text
+    assert "<tool_call>" in text
+    # a template that does render tools is left alone (no duplicate listing)
+    own = ChatFormat(tiny_tokenizer)
+    assert not own.tools_in_system_prompt
+    rendered = own.render(own.initial_messages("fix it"), add_generation_prompt=True)
+    assert rendered.count('"name": "file_editor"') == 1

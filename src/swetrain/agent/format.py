@@ -52,6 +52,18 @@ DEFAULT_SYSTEM_PROMPT = (
     "<think>...</think>."
 )
 
+
+def tool_listing(tools: Sequence[dict]) -> str:
+    """The Hermes-style tool listing, for chat templates that silently ignore ``tools=``."""
+    lines = "\n".join(json.dumps(t, ensure_ascii=False) for t in tools)
+    return (
+        "# Tools\n\nThe functions you can call are listed as JSON schemas inside <tools></tools>:\n"
+        f"<tools>\n{lines}\n</tools>\n\n"
+        "Call a function by writing one JSON object with its name and arguments between tags:\n"
+        '<tool_call>\n{"name": <function-name>, "arguments": <arguments-object>}\n</tool_call>'
+    )
+
+
 _SENTINEL = "\u2063SWETRAIN_ASSISTANT_CONTENT\u2063"
 _END_OF_TURN_CANDIDATES = ("<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>")
 
@@ -75,6 +87,7 @@ class ChatFormat:
     eot_text: str = field(init=False)
     stop_token_ids: list[int] = field(init=False)
     uses_builtin_template: bool = field(init=False)
+    tools_in_system_prompt: bool = field(init=False)
 
     def __post_init__(self) -> None:
         if self.tools is None:
@@ -86,6 +99,11 @@ class ChatFormat:
         if self.chat_template is None:
             self.chat_template = own if isinstance(own, str) and own.strip() else BUILTIN_TEMPLATE
         self.uses_builtin_template = self.chat_template == BUILTIN_TEMPLATE
+        # Some real templates (SmolLM2's, for one) accept ``tools=`` and drop it. Then the model
+        # would never see its tools: list them in the system prompt instead.
+        self.tools_in_system_prompt = bool(self.tools) and not self._template_renders_tools()
+        if self.tools_in_system_prompt:
+            self.system_prompt = f"{self.system_prompt}\n\n{tool_listing(self.tools)}"
         self.eot_id, self.eot_text = self._end_of_turn()
         stops = [self.eot_id]
         eos = getattr(self.tokenizer, "eos_token_id", None)
@@ -117,6 +135,11 @@ class ChatFormat:
             "tokenizer has no single-token end-of-turn marker (tried "
             f"{', '.join(_END_OF_TURN_CANDIDATES)} and eos_token); add one as a special token"
         )
+
+    def _template_renders_tools(self) -> bool:
+        probe = self.render([{"role": "system", "content": "s"}, {"role": "user", "content": "u"}], add_generation_prompt=True)
+        names = [t.get("function", t).get("name", "") for t in self.tools or ()]
+        return all(name and name in probe for name in names)
 
     def render(self, messages: Sequence[dict], *, add_generation_prompt: bool) -> str:
         """The chat template's text for ``messages`` (with the tool listing)."""
