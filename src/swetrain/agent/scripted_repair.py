@@ -350,7 +350,7 @@ def demonstrate(
     ws = make_ws(task)
     try:
         if plan is None:
-            plan = find_fix(ws, max_candidates=max_candidates, check_suite=verifier is None)
+            plan = find_fix(ws, max_candidates=max_candidates, check_suite=True)
         if plan is None:
             return Demonstration(task.instance_id, None, None, "no single-line fix found by the search")
         ws.reset()

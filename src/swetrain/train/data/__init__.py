@@ -1,0 +1,1 @@
+"""Package data of swetrain.train: ``demos.jsonl``, the shipped scripted repair demonstrations."""
