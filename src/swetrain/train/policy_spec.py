@@ -2,8 +2,9 @@
 
 * a folder with ``config.json``: used as is;
 * ``tiny``: the tiny default model, randomly initialised (``swetrain.policy.tiny.ensure_tiny``);
-* ``tiny-sft``: the tiny model warm-started by SFT on scripted repair demonstrations of the
-  built-in train split (built once, cached; see :mod:`swetrain.train.warmstart`);
+* ``tiny-sft``: the tiny model warm-started by SFT on the shipped scripted repair demonstrations
+  of the built-in train split (``swetrain/train/data/demos.jsonl``; SFT runs once, then cached;
+  see :mod:`swetrain.train.warmstart`);
 * ``smollm2`` / ``smollm2-sft``: SmolLM2-135M-Instruct converted by the policy layer, and its SFT
   warm start.
 """
