@@ -103,7 +103,7 @@ def warmstart(
 def quickstart(
     out: Path = typer.Option(Path("runs/quickstart"), "--out", help="run directory (replaced if it holds a previous quickstart)"),
     policy: str = typer.Option("tiny-sft", "--policy", help="tiny-sft (default) | smollm2-sft | tiny | smollm2 | a model folder"),
-    steps: int = typer.Option(4, "--steps", help="FC-SWE RL steps"),
+    steps: int = typer.Option(3, "--steps", help="FC-SWE RL steps"),
     seed: int = typer.Option(0, "--seed"),
     eval_tasks: int = typer.Option(12, "--eval-tasks", help="held-out tasks evaluated before and after"),
     tasks_per_step: int = typer.Option(2, "--tasks-per-step", help="training tasks per RL step"),
