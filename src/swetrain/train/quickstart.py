@@ -35,7 +35,7 @@ QUICKSTART_ROLLOUT = (
 class QuickstartOptions:
     out: Path = Path("runs/quickstart")
     policy: str = "tiny-sft"
-    steps: int = 4
+    steps: int = 3
     seed: int = 0
     eval_tasks: int = 12
     eval_chains: int = 1
