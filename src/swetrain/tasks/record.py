@@ -119,22 +119,21 @@ class Task(BaseModel):
         self._base_dir = Path(base_dir).resolve() if base_dir is not None else None
         return self
 
-    def source_path(self) -> Path | None:
-        """Absolute path of the repository snapshot, or None when the task names none."""
-        if not self.source:
+    def _resolve(self, value: str | None) -> Path | None:
+        if not value:
             return None
-        path = Path(self.source).expanduser()
+        path = Path(value).expanduser()
         if not path.is_absolute() and self._base_dir is not None:
             path = self._base_dir / path
         return path.resolve()
 
+    def source_path(self) -> Path | None:
+        """Absolute path of the repository snapshot, or None when the task names none."""
+        return self._resolve(self.source)
+
     def environment_path(self) -> Path | None:
-        if not self.environment:
-            return None
-        path = Path(self.environment).expanduser()
-        if not path.is_absolute() and self._base_dir is not None:
-            path = self._base_dir / path
-        return path.resolve()
+        """Absolute path of the task's reusable virtual environment, or None."""
+        return self._resolve(self.environment)
 
     def to_row(self) -> dict[str, Any]:
         """A JSON-serialisable dict (SWE-bench field names, lists kept as lists)."""
