@@ -37,12 +37,6 @@ def resolve_policy_path(spec: str, *, progress: bool = False) -> Path:
 
 def smollm2_path() -> Path:
     """SmolLM2-135M-Instruct as a transformers folder, via the policy layer's converter."""
-    try:
-        from swetrain.policy import smollm2  # type: ignore[attr-defined]
-    except ImportError as exc:
-        raise RuntimeError(f"policy smollm2: the policy layer's smollm2 converter is not available ({exc})") from None
-    for name in ("ensure_smollm2", "ensure", "build"):
-        fn = getattr(smollm2, name, None)
-        if callable(fn):
-            return Path(fn())
-    raise RuntimeError("policy smollm2: swetrain.policy.smollm2 has no ensure_smollm2()")
+    from swetrain.policy.smollm2 import ensure_smollm2
+
+    return Path(ensure_smollm2())

@@ -92,12 +92,9 @@ def _collect(
     from swetrain.agent.scripted_repair import demonstrate
 
     if verifier is None:
-        try:
-            from swetrain.env.verifier import Verifier
+        from swetrain.env.verifier import Verifier
 
-            verifier = Verifier()
-        except ImportError:  # the env layer has no verifier yet: demonstrate() checks with pytest
-            verifier = None
+        verifier = Verifier()
     dropped: dict[str, str] = {}
     demos: list[Any] = []
     kept: list[Any] = []
