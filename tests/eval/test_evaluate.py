@@ -38,7 +38,7 @@ def test_evaluate_scripted_policies(tmp_path):
 
     tok = AutoTokenizer.from_pretrained(ensure_tiny())
     task = make_bug_task(tmp_path / "index", "index")
-    plan = RepairPlan(path="lib.py", line=23, old="    return items[-2]", new="    return items[-1]", view_range=(21, 23), function="last")
+    plan = RepairPlan(path="lib.py", line=23, old="    return items[-2]", new="    return items[-1]", function="last")
     good = ScriptedPolicy(tok, TurnScript(demo_messages(plan)))
     res = evaluate_policy(good, [task], tmp_path / "good", attempts=2, max_turns=6, max_new_tokens=256)
     assert (res.resolved_at_1, res.resolved_at_2, res.n_first_failed) == (1.0, 1.0, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from swetrain.agent.scripted_repair import TEST_CMD, demonstrate, find_fix
+from swetrain.agent.scripted_repair import TEST_CMD, demonstrate, find_fix, grep_cmd
 from swetrain.env.workspace import Workspace
 from swetrain.train.sft import SFTConfig, SFTTrainer, sample_for_sft
 from train_helpers import make_bug_task
@@ -30,10 +30,13 @@ def test_find_fix_leaves_workspace_clean(tmp_path):
     task = make_bug_task(tmp_path / "flip", "flip")
     ws = Workspace.create(task)
     try:
-        plan = find_fix(ws)
+        plan = find_fix(ws, issue=task.problem_statement)
         assert plan is not None and plan.path == "lib.py" and plan.function == "clamp"
         assert plan.old.strip() == "if x <= hi:" and plan.new.strip() == "if x > hi:"
         assert ws.diff() == ""
+        # the assertion fails inside the test: without the issue naming `lib.clamp` nothing the
+        # agent has seen points at lib.py, so no demonstration may be built from hidden knowledge
+        assert find_fix(ws, issue="") is None
     finally:
         ws.close()
 
@@ -47,6 +50,9 @@ def test_demonstrations_are_resolved_agent_trajectories(demos):
         traj.check()
         first = traj.messages[2]["content"]
         assert TEST_CMD in first  # turn 1 runs the tests
+        assert grep_cmd(demo.plan.path, demo.plan.function) in traj.messages[4]["content"]
+        # the grep shows the line the edit replaces, so the edit copies what the agent has seen
+        assert demo.plan.old.splitlines()[-1] in traj.messages[5]["content"]
         assert "str_replace" in traj.messages[6]["content"]
 
 

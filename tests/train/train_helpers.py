@@ -124,6 +124,7 @@ def test_last():
     assert last([1, 2, 3]) == 3
 '''
 
+BUG_FUNCTIONS = {"flip": "clamp", "arith": "total", "index": "last"}
 BUGS = {
     "flip": ("    if x > hi:\n", "    if x <= hi:\n"),
     "arith": ("        out += item\n", "        out -= item\n"),
@@ -157,7 +158,7 @@ def make_bug_task(folder, bug: str, instance_id: str | None = None):
         instance_id=instance_id or f"lib__{bug}",
         repo="swetrain-test/lib",
         base_commit=base,
-        problem_statement=f"A helper in lib.py misbehaves ({bug}); see the failing tests.",
+        problem_statement=f"`lib.{BUG_FUNCTIONS[bug]}` misbehaves ({bug}); see the failing tests.",
         patch=gold,
         FAIL_TO_PASS=[f"tests/test_lib.py::{t}" for t in f2p],
         PASS_TO_PASS=[f"tests/test_lib.py::{t}" for t in allt if t not in f2p],

@@ -1,28 +1,30 @@
 """The scripted repair agent: finds a fix by running tests (never reading the gold patch) and turns
 it into a clean, formulaic demonstration trajectory in the agent's own chat format.
 
-Search (hidden from the demonstration), all inside a real workspace of the task:
+Every action of the demonstration is derivable from what the agent has seen so far -- no hidden
+knowledge -- so a small policy can imitate it:
 
-1. run the test suite (``TEST_CMD``) and read the failing test ids and the ``--tb=short`` traceback;
-2. candidate functions: frames of the traceback in non-test files (deepest first), then functions
-   whose names the failing tests' traceback lines call;
-3. candidate edits on those functions: the inverse-style rewrites of
-   :mod:`swetrain.tasks.synth.mutate` (flip a comparison, shift a boundary, swap ``+``/``-``,
-   invert an ``if``, drop a ``not``, swap arguments / branches, ...) plus integer ``±1`` and
-   removing a ``break`` -- every single-line candidate is written, the failing tests are re-run,
-   and the first edit that makes them pass without breaking the rest of the suite wins.
+    execute_bash  {"cmd": TEST_CMD}                         -> first failing test + short traceback
+    execute_bash  {"cmd": grep -n -A 20 "def F(" P}         -> F's source with line numbers
+    file_editor   {"command": "str_replace", "path": P, "old_str": OLD, "new_str": NEW}
+    execute_bash  {"cmd": TEST_CMD}                         -> all tests pass
+    finish        {"command": "submit"}
 
-Demonstration (what the policy learns, five turns, one tool call each, short observations)::
+``P`` and ``F`` must be named by the issue or the first observation: a backticked
+``pkg.mod.Class.F`` in the issue (``P`` = ``pkg/mod.py``), a frame ``P:line: in F`` of the
+traceback (deepest first), or a function ``F`` called on a traceback line and defined in a file
+that a frame or the issue names. ``OLD`` must lie in the lines the grep shows.
 
-    execute_bash   {"cmd": TEST_CMD}                         -> failing test + short traceback
-    file_editor    {"command": "view", "path": P, "view_range": [a, b]}   (the fixed function)
-    file_editor    {"command": "str_replace", "path": P, "old_str": OLD, "new_str": NEW}
-    execute_bash   {"cmd": TEST_CMD}                         -> all tests pass
-    finish         {"command": "submit"}
+The search behind it (not shown in the demonstration) runs inside a real workspace of the task:
+candidate single-line edits inside those functions are the inverse-style rewrites of
+:mod:`swetrain.tasks.synth.mutate` (flip a comparison, shift a boundary, swap ``+``/``-``, invert an
+``if``, drop a ``not``, swap arguments / branches, ...) plus integer ``+-1`` and removing a
+``break``; each is written, the failing tests are re-run, and the first edit that makes them pass
+without breaking the rest of the suite wins.
 
-It is replayed through :func:`swetrain.agent.loop.run_episode` with a
-:class:`~swetrain.agent.scripted.ScriptedPolicy`, so the demonstration's token ids, assistant mask
-and observations are exactly those a model would produce and see.
+The demonstration is replayed through :func:`swetrain.agent.loop.run_episode` with a
+:class:`~swetrain.agent.scripted.ScriptedPolicy`, so its token ids, assistant mask and observations
+are exactly those a model would produce and see.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ from typing import Any
 from swetrain.agent.format import tool_call_text
 
 TEST_CMD = "python -m pytest -q -x --tb=short -p no:cacheprovider 2>&1 | tail -n 25"
+#: Lines of a function the locating grep shows after its ``def`` line.
+GREP_AFTER = 20
+_MODULE = re.compile(r"`([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+)`")
 _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+?)(?: - .*)?$", re.M)
 _FRAME = re.compile(r"^(\S+\.py):(\d+): in (\w+)", re.M)
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
@@ -46,14 +51,13 @@ _INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 
 @dataclass
 class RepairPlan:
-    """A verified single-line fix and the view that shows it."""
+    """A verified single-line fix and the function that holds it."""
 
     path: str  # relative to the repository root
     line: int  # 1-based line of the fix
     old: str  # exact old text (one line, or two when one line is not unique)
     new: str
-    view_range: tuple[int, int]
-    function: str
+    function: str  # the function holding the fix, located with :func:`grep_cmd`
     failing_tests: list[str] = field(default_factory=list)
     candidates_tried: int = 0
 
@@ -61,11 +65,16 @@ class RepairPlan:
         return asdict(self)
 
 
+def grep_cmd(path: str, function: str) -> str:
+    """The command that shows ``function`` of ``path`` with line numbers."""
+    return f'grep -n -A {GREP_AFTER} "def {function}(" {path}'
+
+
 def demo_messages(plan: RepairPlan) -> list[str]:
     """The five assistant messages of the demonstration."""
     return [
         tool_call_text("execute_bash", {"cmd": TEST_CMD}),
-        tool_call_text("file_editor", {"command": "view", "path": plan.path, "view_range": list(plan.view_range)}),
+        tool_call_text("execute_bash", {"cmd": grep_cmd(plan.path, plan.function)}),
         tool_call_text("file_editor", {"command": "str_replace", "path": plan.path, "old_str": plan.old, "new_str": plan.new}),
         tool_call_text("execute_bash", {"cmd": TEST_CMD}),
         tool_call_text("finish", {"command": "submit"}),
@@ -89,7 +98,7 @@ def _source_files(root: Path) -> list[str]:
 
 
 def _functions(source: str) -> list[tuple[str, int, int]]:
-    """(name, first line, last line) of every function/method in ``source``."""
+    """(name, ``def`` line, last line) of every function/method in ``source``."""
     try:
         tree = ast.parse(source)
     except SyntaxError:
@@ -97,13 +106,33 @@ def _functions(source: str) -> list[tuple[str, int, int]]:
     out = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            start = min([node.lineno, *[d.lineno for d in node.decorator_list]])
-            out.append((node.name, start, node.end_lineno or node.lineno))
+            out.append((node.name, node.lineno, node.end_lineno or node.lineno))
     return out
 
 
-def _candidate_functions(root: Path, output: str) -> list[tuple[str, str, int, int]]:
-    """(path, function, start, end) in search order (see module docstring)."""
+def issue_targets(root: Path, text: str) -> list[tuple[str, str | None]]:
+    """(source file, function or None) for each backticked dotted name in ``text``: the longest
+    prefix that is a module names the file (``pkg.mod`` -> ``pkg/mod.py``), the last remaining part
+    the function (``pkg.mod.Class.method`` -> ``("pkg/mod.py", "method")``)."""
+    out: list[tuple[str, str | None]] = []
+    for dotted in _MODULE.findall(text):
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            base = "/".join(parts[:cut])
+            rel = next((r for r in (base + ".py", base + "/__init__.py") if (root / r).is_file()), None)
+            if rel is None or _is_test_file(rel):
+                continue
+            target = (rel, parts[-1] if cut < len(parts) else None)
+            if target not in out:
+                out.append(target)
+            break
+    return out
+
+
+def _candidate_functions(root: Path, output: str, issue: str = "") -> list[tuple[str, str, int, int]]:
+    """(path, function, def line, last line) the issue and the first observation point at, in
+    search order: a function the issue names, non-test traceback frames (deepest first), then
+    functions called on traceback lines and defined in a file that a frame or the issue names."""
     sources = {rel: (root / rel).read_text(encoding="utf-8", errors="replace") for rel in _source_files(root)}
     found: list[tuple[str, str, int, int]] = []
     seen: set[tuple[str, str]] = set()
@@ -117,18 +146,22 @@ def _candidate_functions(root: Path, output: str) -> list[tuple[str, str, int, i
                 found.append((path, name, lo, hi))
                 return
 
-    frames = [(m.group(1), m.group(3)) for m in _FRAME.finditer(output)]
-    for path, name in reversed(frames):
-        path = path.lstrip("./")
-        if not _is_test_file(path):
+    targets = issue_targets(root, issue)
+    for path, name in targets:
+        if name:
             add(path, name)
+    frames = [(m.group(1).lstrip("./"), m.group(3)) for m in _FRAME.finditer(output)]
+    frames = [(p, n) for p, n in frames if not _is_test_file(p)]
+    for path, name in reversed(frames):
+        add(path, name)
+    files = list(dict.fromkeys([p for p, _ in reversed(frames)] + [p for p, _ in targets]))
     called = []
     for line in output.splitlines():
         for name in _CALL.findall(line):
             if name not in called and not name.startswith("test") and name not in ("assert", "print", "len", "raises"):
                 called.append(name)
     for name in called:
-        for path in sources:
+        for path in files:
             add(path, name)
     return found
 
@@ -270,28 +303,31 @@ def _try_edits(workspace: Any, path: str, source: str, edits: list[tuple[int, st
 
 
 def find_fix(
-    workspace: Any, *, max_candidates: int = 80, timeout: float = 20.0, check_suite: bool = True
+    workspace: Any, *, max_candidates: int = 80, timeout: float = 20.0, check_suite: bool = True, issue: str = ""
 ) -> RepairPlan | None:
     """Search a fix in ``workspace`` (left unchanged afterwards); None when none is found.
 
-    A candidate must make every failing test pass; with ``check_suite`` the whole suite must pass
-    too (``demonstrate`` relies on the verifier judging the replayed demonstration anyway).
-    Within a function, edits on lines the traceback points at are tried first, then by distance.
+    Only fixes a demonstration can reach without hidden knowledge are searched (module docstring):
+    functions named by the first observation (``TEST_CMD``'s output) or by ``issue`` (the problem
+    statement), and lines the locating grep shows. A candidate must make every failing test pass;
+    with ``check_suite`` the whole suite must pass too. Within a function, edits on lines the
+    traceback points at are tried first, then by distance.
     """
     root = Path(workspace.path)
+    shown = workspace.run(TEST_CMD, timeout=120).output  # what the demonstration's first turn sees
     # the whole suite (no -x): every failing test must pass after the fix, not only the first one
-    first = workspace.run("python -m pytest -q --tb=short -p no:cacheprovider 2>&1 | tail -n 300", timeout=120)
-    output = first.output
-    failing = list(dict.fromkeys(_FAILED.findall(output)))
+    full = workspace.run("python -m pytest -q --tb=short -p no:cacheprovider 2>&1 | tail -n 300", timeout=120)
+    failing = list(dict.fromkeys(_FAILED.findall(full.output)))
     if not failing:
         return None
     tried = 0
-    for path, name, lo, hi in _candidate_functions(root, output):
+    for path, name, lo, hi in _candidate_functions(root, shown, issue):
         if tried >= max_candidates:
             return None
         source = (root / path).read_text(encoding="utf-8")
+        hi = min(hi, lo + GREP_AFTER)
         edits = _candidate_edits(source, path, lo, hi)
-        cited = [c for c in _cited_lines(output, path) if lo <= c <= hi]
+        cited = [c for c in _cited_lines(shown, path) if lo <= c <= hi]
         if cited:
             edits.sort(key=lambda e: min(abs(e[0] - c) for c in cited))
         usable = []
@@ -314,7 +350,6 @@ def find_fix(
             line=line,
             old=old,
             new=new,
-            view_range=(lo, hi),
             function=name,
             failing_tests=failing,
             candidates_tried=tried + index + 1,
@@ -350,9 +385,9 @@ def demonstrate(
     ws = make_ws(task)
     try:
         if plan is None:
-            plan = find_fix(ws, max_candidates=max_candidates, check_suite=True)
+            plan = find_fix(ws, max_candidates=max_candidates, check_suite=True, issue=task.problem_statement or "")
         if plan is None:
-            return Demonstration(task.instance_id, None, None, "no single-line fix found by the search")
+            return Demonstration(task.instance_id, None, None, "no single-line fix found in the functions the first observation names")
         ws.reset()
         script = TurnScript(demo_messages(plan))
         policy = ScriptedPolicy(tokenizer, script)

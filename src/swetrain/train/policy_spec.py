@@ -3,8 +3,10 @@
 * a folder with ``config.json``: used as is;
 * ``tiny``: the tiny default model, randomly initialised (``swetrain.policy.tiny.ensure_tiny``);
 * ``tiny-sft``: the tiny model warm-started by SFT on the shipped scripted repair demonstrations
-  of the built-in train split (``swetrain/train/data/demos.jsonl``; SFT runs once, then cached;
-  see :mod:`swetrain.train.warmstart`);
+  of the built-in train split (``swetrain/train/data/demos.jsonl``). The package ships that model
+  (``swetrain/train/data/tiny-sft``, trained once offline with ``swetrain train warmstart --ship``);
+  without it the SFT runs on first use and is cached (see :mod:`swetrain.train.warmstart`);
+* ``tiny-sft-build``: always the locally built (cached) warm start, never the shipped one;
 * ``smollm2`` / ``smollm2-sft``: SmolLM2-135M-Instruct converted by the policy layer, and its SFT
   warm start.
 """
@@ -24,14 +26,20 @@ def resolve_policy_path(spec: str, *, progress: bool = False) -> Path:
         from swetrain.policy.tiny import ensure_tiny
 
         return ensure_tiny()
-    if spec in ("tiny-sft", "smollm2-sft"):
+    if spec == "tiny-sft":
+        from swetrain.train.warmstart import shipped_warm_start
+
+        shipped = shipped_warm_start()
+        if shipped is not None:
+            return shipped
+    if spec in ("tiny-sft", "tiny-sft-build", "smollm2-sft"):
         from swetrain.train.warmstart import ensure_warm_start
 
-        return ensure_warm_start(spec.removesuffix("-sft"), progress=progress)
+        return ensure_warm_start(spec.removesuffix("-build").removesuffix("-sft"), progress=progress)
     if spec == "smollm2":
         return smollm2_path()
     raise ValueError(
-        f"policy {spec!r}: not a model folder and not one of tiny, tiny-sft, smollm2, smollm2-sft"
+        f"policy {spec!r}: not a model folder and not one of tiny, tiny-sft, tiny-sft-build, smollm2, smollm2-sft"
     )
 
 

@@ -44,6 +44,9 @@ class WarmStartConfig:
     tasks_file: str | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
     # shipped demonstrations (package data) used instead of searching when no tasks_file is given
     use_shipped_demos: bool = True
+    # save the model after every epoch into <snapshot_dir>/epoch-<k> (to evaluate how SFT
+    # progresses; not part of the cache key)
+    snapshot_dir: str | None = None
 
 
 PRESET_CONFIGS = {
@@ -121,6 +124,36 @@ def _collect(
 
 
 DEMOS_FILE = Path(__file__).resolve().parent / "data" / "demos.jsonl"
+#: The tiny warm start trained once offline from the shipped demonstrations (``--ship``), float16.
+SHIPPED_TINY = Path(__file__).resolve().parent / "data" / "tiny-sft"
+
+
+def shipped_warm_start(path: Path = SHIPPED_TINY) -> Path | None:
+    """The shipped tiny warm start when it is complete, else None."""
+    need = ("config.json", "model.safetensors", "tokenizer.json", "warmstart.json")
+    return path if all((path / n).is_file() for n in need) else None
+
+
+def ship_warm_start(src: str | os.PathLike, dest: str | os.PathLike = SHIPPED_TINY) -> Path:
+    """Copy a built warm start into ``dest`` with float16 weights (half the bytes; loaded as float32
+    again by every backend), atomically."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    src, dest = Path(src), Path(dest)
+    info = json.loads((src / "warmstart.json").read_text())
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model = AutoModelForCausalLM.from_pretrained(src, dtype=torch.float32).to(torch.float16)
+    model.save_pretrained(tmp, safe_serialization=True)
+    AutoTokenizer.from_pretrained(src).save_pretrained(tmp)
+    info["shipped_dtype"] = "float16"
+    info["base_path"] = os.path.basename(str(info.get("base_path", "")))
+    (tmp / "warmstart.json").write_text(json.dumps(info, indent=2) + "\n")
+    if dest.exists():
+        shutil.rmtree(dest)
+    os.replace(tmp, dest)
+    return dest
 
 
 def demo_row(demo: Any, task: Any) -> dict[str, Any]:
@@ -144,33 +177,75 @@ def generate_demos(
     out: str | os.PathLike = DEMOS_FILE,
     *,
     workers: int = 2,
-    max_candidates: int = 16,
+    max_candidates: int = 12,
     tasks_file: str | None = None,
+    pool_file: str | None = None,
+    verify: bool = True,
+    deadline_s: float | None = None,
     progress: Any = None,
 ) -> dict[str, Any]:
-    """Search and verify scripted repair demonstrations for the whole TRAIN split; write ``out``.
+    """Search and check scripted repair demonstrations for the TRAIN split (plus the tasks of
+    ``pool_file``, see :mod:`swetrain.train.demo_pool`); write ``out``.
 
-    Each kept row was replayed through the real agent loop and resolved by the verifier. Rows are
-    sorted by instance id; the search is deterministic (observations keep pytest's timings).
+    Each kept row was replayed through the real agent loop and resolved: by the verifier with
+    ``verify``, otherwise by the whole test suite passing after the replay. Tasks are searched in a
+    fixed shuffled order; with ``deadline_s`` the search stops starting new tasks after that many
+    seconds and keeps what it has. Rows are written sorted by instance id.
     Returns counts and the reasons tasks were dropped.
     """
-    from swetrain.tasks.builtin import load_builtin
+    import random
+    import threading
+
+    from swetrain.agent.scripted_repair import Demonstration, demonstrate
     from swetrain.policy.tiny import ensure_tiny
+    from swetrain.tasks.builtin import load_builtin
     from transformers import AutoTokenizer
 
-    tasks = sorted(load_builtin(split="train", **({"path": tasks_file} if tasks_file else {})), key=lambda t: t.instance_id)
+    tasks = list(load_builtin(split="train", **({"path": tasks_file} if tasks_file else {})))
+    if pool_file:
+        from swetrain.train.demo_pool import load_pool
+
+        tasks += load_pool(pool_file)
+    tasks.sort(key=lambda t: t.instance_id)
+    random.Random(0).shuffle(tasks)
     tokenizer = AutoTokenizer.from_pretrained(ensure_tiny())
-    cfg = WarmStartConfig(workers=workers, max_candidates=max_candidates)
+    verifier = None
+    if verify:
+        from swetrain.env.verifier import Verifier
+
+        verifier = Verifier()
     started = time.monotonic()
-    demos, dropped, kept = _collect(tasks, tokenizer, cfg, progress)
-    by_id = {t.instance_id: t for t in tasks}
-    rows = [demo_row(d, by_id[d.instance_id]) for d in sorted(kept, key=lambda d: d.instance_id)]
+    stop = threading.Event()
+    bar = progress.add_task("scripted repair demos", total=len(tasks)) if progress else None
+
+    def one(task: Any) -> tuple[Any, Demonstration]:
+        if stop.is_set() or (deadline_s is not None and time.monotonic() - started > deadline_s):
+            stop.set()
+            return task, Demonstration(task.instance_id, None, None, "not searched (deadline)")
+        try:
+            return task, demonstrate(task, tokenizer, verifier=verifier, max_candidates=max_candidates)
+        except Exception as exc:  # noqa: BLE001 - one broken task never stops the search
+            return task, Demonstration(task.instance_id, None, None, f"error: {exc}")
+
+    rows: list[dict[str, Any]] = []
+    dropped: dict[str, str] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for task, demo in pool.map(one, tasks):
+            if demo.trajectory is not None and demo.reason == "ok":
+                rows.append(demo_row(demo, task))
+            else:
+                dropped[task.instance_id] = demo.reason
+            if progress:
+                progress.update(bar, advance=1, description=f"scripted repair demos ({len(rows)} kept)")
+    rows.sort(key=lambda r: r["instance_id"])
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
     os.replace(tmp, out)
-    return {"tasks": len(tasks), "demos": len(rows), "dropped": dropped, "seconds": round(time.monotonic() - started, 1)}
+    searched = sum(1 for r in dropped.values() if r != "not searched (deadline)") + len(rows)
+    return {"tasks": len(tasks), "searched": searched, "demos": len(rows), "dropped": dropped,
+            "seconds": round(time.monotonic() - started, 1)}
 
 
 def load_demos(path: str | os.PathLike = DEMOS_FILE) -> list[dict[str, Any]]:
@@ -307,6 +382,11 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     def on_step(step: int, total: int, metrics: dict[str, float]) -> None:
         if progress:
             progress.update(bar, total=total, completed=step, description=f"SFT {base} loss {metrics['loss']:.3f}")
+        per_epoch = max(1, round(total / cfg.epochs))
+        if cfg.snapshot_dir and (step % per_epoch == 0 or step == total):
+            epoch = min(cfg.epochs, -(-step // per_epoch))
+            trainer.save(Path(cfg.snapshot_dir) / f"epoch-{epoch}")
+            log.info("SFT %s step %d/%d loss %.4f: snapshot epoch-%d", base, step, total, metrics["loss"], epoch)
 
     t1 = time.monotonic()
     last = trainer.train(samples, on_step)
@@ -351,7 +431,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--regenerate", action="store_true", help="search + verify demonstrations for the train split")
     parser.add_argument("--out", default=str(DEMOS_FILE))
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--max-candidates", type=int, default=16)
+    parser.add_argument("--max-candidates", type=int, default=12)
+    parser.add_argument("--pool", default=None, help="extra train-only tasks (python -m swetrain.train.demo_pool)")
+    parser.add_argument("--no-verify", action="store_true", help="check replays with the whole suite, not the verifier")
+    parser.add_argument("--deadline", type=float, default=None, help="stop starting new searches after this many seconds")
     args = parser.parse_args(argv)
     if not args.regenerate:
         parser.print_help()
@@ -361,7 +444,8 @@ def main(argv: list[str] | None = None) -> int:
     configure_torch_threads()
     bar = _progress(True)
     with bar:
-        info = generate_demos(args.out, workers=args.workers, max_candidates=args.max_candidates, progress=bar)
+        info = generate_demos(args.out, workers=args.workers, max_candidates=args.max_candidates, pool_file=args.pool,
+                              verify=not args.no_verify, deadline_s=args.deadline, progress=bar)
     print(json.dumps({k: v for k, v in info.items() if k != "dropped"}))
     return 0
 

@@ -126,8 +126,9 @@ def materialise(name: str, tasks: Sequence[Task], root: Path | None = None) -> P
     return final
 
 
-def load_builtin(split: str | None = None, path: str | Path = TASKS_FILE) -> list[Task]:
-    """Built-in tasks (all, or one split) with ``source`` pointing at materialised snapshots."""
+def load_builtin(split: str | None = None, path: str | Path = TASKS_FILE, root: Path | None = None) -> list[Task]:
+    """Built-in tasks (all, or one split) with ``source`` pointing at materialised snapshots
+    (under ``root``, default ``cache_dir("builtin")``; keep other task files in another root)."""
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS} or None, got {split!r}")
     tasks = shipped_tasks(path)
@@ -136,7 +137,7 @@ def load_builtin(split: str | None = None, path: str | Path = TASKS_FILE) -> lis
         by_repo[repo_name(t)].append(t)
     out: list[Task] = []
     for name, group in sorted(by_repo.items()):
-        repo = materialise(name, group)
+        repo = materialise(name, group, root)
         for t in group:
             if split is None or t.split == split:
                 out.append(t.model_copy(update={"source": str(repo)}).with_base_dir(None))

@@ -1,0 +1,42 @@
+"""``swetrain eval`` runs the held-out protocol on a real task with a real (tiny) model."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from swetrain.cli import app
+from swetrain.tasks.record import save_tasks
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "train"))
+from train_helpers import make_bug_task  # noqa: E402
+
+
+@pytest.mark.slow
+def test_eval_cli_writes_metrics(tmp_path):
+    from swetrain.policy.tiny import ensure_tiny
+
+    task = make_bug_task(tmp_path / "bug", "index")
+    tasks_file = tmp_path / "bug" / "tasks.jsonl"
+    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    out = tmp_path / "eval"
+    args = ["eval", "--policy", str(ensure_tiny()), "--tasks", str(tasks_file), "--split", "", "--out", str(out),
+            "--max-turns", "2", "--max-new-tokens", "16", "--json"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    head = json.loads(res.stdout.strip().splitlines()[-1])
+    assert head["n_tasks"] == 1 and 0.0 <= head["resolved_at_1"] <= head["resolved_at_2"] <= 1.0
+    info = json.loads((out / "eval.json").read_text())
+    assert info["policy_path"] == str(ensure_tiny()) and len(info["per_task"][task.instance_id]) == 1
+
+
+def test_eval_cli_names_a_bad_policy(tmp_path):
+    task = make_bug_task(tmp_path / "bug", "index")
+    tasks_file = tmp_path / "bug" / "tasks.jsonl"
+    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    res = CliRunner().invoke(app, ["eval", "--policy", "no-such-model", "--tasks", str(tasks_file), "--split", ""])
+    assert res.exit_code != 0 and "no-such-model" in res.output
