@@ -27,15 +27,18 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     from swetrain.policy.hf import HFPolicy
     from swetrain.train.config import load_config
     from swetrain.train.policy_spec import resolve_policy_path
-    from swetrain.train.quickstart import _heldout
+    from swetrain.train.quickstart import QUICKSTART_ROLLOUT, _heldout
     from swetrain.train.rl import RLTrainer
 
     base = resolve_policy_path(args.policy)
     heldout = _heldout(args.eval_tasks, 0)  # the same held-out tasks for every seed and arm
     common = [f"train.steps={args.steps}", f"train.save_every={args.steps}", f"seed={seed}",
-              f"rollout.tasks_per_step={args.tasks_per_step}", "logging.progress=false", "logging.tensorboard=false"]
+              f"rollout.tasks_per_step={args.tasks_per_step}", "logging.progress=false", "logging.tensorboard=false",
+              *QUICKSTART_ROLLOUT]
+    ro = load_config("fcswe", overrides=list(QUICKSTART_ROLLOUT)).rollout  # the quickstart's sampling settings
     ev = dict(chains=args.eval_chains, attempts=2, context_variant="patch+verifier", seed=1000 + seed,
-              max_turns=8, max_new_tokens=96, max_context_tokens=2048)
+              max_turns=ro.max_turns, max_new_tokens=ro.max_new_tokens, max_context_tokens=ro.max_context_tokens,
+              temperature=ro.temperature)
     out: dict[str, dict[str, float]] = {}
     t0 = time.monotonic()
     out["base"] = evaluate_policy(HFPolicy(base), heldout, root / f"s{seed}-base", **ev).headline()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 
@@ -50,7 +52,8 @@ def test_demonstrations_are_resolved_agent_trajectories(demos):
         traj.check()
         first = traj.messages[2]["content"]
         assert TEST_CMD in first  # turn 1 runs the tests
-        assert grep_cmd(demo.plan.path, demo.plan.function) in traj.messages[4]["content"]
+        call = json.loads(traj.messages[4]["content"].split("<tool_call>")[1].split("</tool_call>")[0])
+        assert call == {"name": "execute_bash", "arguments": {"cmd": grep_cmd(demo.plan.path, demo.plan.function)}}
         # the grep shows the line the edit replaces, so the edit copies what the agent has seen
         assert demo.plan.old.splitlines()[-1] in traj.messages[5]["content"]
         assert "str_replace" in traj.messages[6]["content"]

@@ -372,6 +372,7 @@ def demonstrate(
     *,
     verifier: Any = None,
     max_candidates: int = 80,
+    check_suite: bool = True,
     workspace_factory: Any = None,
     plan: RepairPlan | None = None,
 ) -> Demonstration:
@@ -385,7 +386,9 @@ def demonstrate(
     ws = make_ws(task)
     try:
         if plan is None:
-            plan = find_fix(ws, max_candidates=max_candidates, check_suite=True, issue=task.problem_statement or "")
+            # without check_suite the search only re-runs the failing tests; the replay below is
+            # still judged on the whole suite (or the verifier), so a fix breaking others is dropped
+            plan = find_fix(ws, max_candidates=max_candidates, check_suite=check_suite, issue=task.problem_statement or "")
         if plan is None:
             return Demonstration(task.instance_id, None, None, "no single-line fix found in the functions the first observation names")
         ws.reset()

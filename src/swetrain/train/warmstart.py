@@ -182,6 +182,8 @@ def generate_demos(
     pool_file: str | None = None,
     verify: bool = True,
     deadline_s: float | None = None,
+    check_suite: bool = True,
+    resume: bool = False,
     progress: Any = None,
 ) -> dict[str, Any]:
     """Search and check scripted repair demonstrations for the TRAIN split (plus the tasks of
@@ -190,7 +192,9 @@ def generate_demos(
     Each kept row was replayed through the real agent loop and resolved: by the verifier with
     ``verify``, otherwise by the whole test suite passing after the replay. Tasks are searched in a
     fixed shuffled order; with ``deadline_s`` the search stops starting new tasks after that many
-    seconds and keeps what it has. Rows are written sorted by instance id.
+    seconds and keeps what it has. Rows are written sorted by instance id, and the reasons tasks
+    were dropped to ``<out>.dropped.json``; with ``resume`` the rows and drops of an earlier run
+    into ``out`` are kept and those tasks are not searched again.
     Returns counts and the reasons tasks were dropped.
     """
     import random
@@ -223,12 +227,21 @@ def generate_demos(
             stop.set()
             return task, Demonstration(task.instance_id, None, None, "not searched (deadline)")
         try:
-            return task, demonstrate(task, tokenizer, verifier=verifier, max_candidates=max_candidates)
+            return task, demonstrate(task, tokenizer, verifier=verifier, max_candidates=max_candidates,
+                                     check_suite=check_suite)
         except Exception as exc:  # noqa: BLE001 - one broken task never stops the search
             return task, Demonstration(task.instance_id, None, None, f"error: {exc}")
 
+    out = Path(out)
+    dropped_file = out.with_name(out.name + ".dropped.json")
     rows: list[dict[str, Any]] = []
     dropped: dict[str, str] = {}
+    if resume and out.is_file():
+        rows = load_demos(out)
+        if dropped_file.is_file():
+            dropped = {k: v for k, v in json.loads(dropped_file.read_text()).items() if v != "not searched (deadline)"}
+        done = {r["instance_id"] for r in rows} | set(dropped)
+        tasks = [t for t in tasks if t.instance_id not in done]
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for task, demo in pool.map(one, tasks):
             if demo.trajectory is not None and demo.reason == "ok":
@@ -238,11 +251,12 @@ def generate_demos(
             if progress:
                 progress.update(bar, advance=1, description=f"scripted repair demos ({len(rows)} kept)")
     rows.sort(key=lambda r: r["instance_id"])
-    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows), encoding="utf-8")
-    os.replace(tmp, out)
+    for path, text in ((out, "".join(json.dumps(r, sort_keys=True) + "\n" for r in rows)),
+                       (dropped_file, json.dumps(dropped, indent=1, sort_keys=True) + "\n")):
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
     searched = sum(1 for r in dropped.values() if r != "not searched (deadline)") + len(rows)
     return {"tasks": len(tasks), "searched": searched, "demos": len(rows), "dropped": dropped,
             "seconds": round(time.monotonic() - started, 1)}
@@ -435,6 +449,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pool", default=None, help="extra train-only tasks (python -m swetrain.train.demo_pool)")
     parser.add_argument("--no-verify", action="store_true", help="check replays with the whole suite, not the verifier")
     parser.add_argument("--deadline", type=float, default=None, help="stop starting new searches after this many seconds")
+    parser.add_argument("--fast-search", action="store_true", help="candidates re-run only the failing tests (the replay is still judged on the whole suite)")
+    parser.add_argument("--resume", action="store_true", help="keep the rows/drops already in --out and search only the other tasks")
     args = parser.parse_args(argv)
     if not args.regenerate:
         parser.print_help()
@@ -445,7 +461,8 @@ def main(argv: list[str] | None = None) -> int:
     bar = _progress(True)
     with bar:
         info = generate_demos(args.out, workers=args.workers, max_candidates=args.max_candidates, pool_file=args.pool,
-                              verify=not args.no_verify, deadline_s=args.deadline, progress=bar)
+                              verify=not args.no_verify, deadline_s=args.deadline, check_suite=not args.fast_search,
+                              resume=args.resume, progress=bar)
     print(json.dumps({k: v for k, v in info.items() if k != "dropped"}))
     return 0
 
