@@ -28,7 +28,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-WARMSTART_VERSION = 2
+WARMSTART_VERSION = 3
 
 
 @dataclass
@@ -44,15 +44,19 @@ class WarmStartConfig:
     tasks_file: str | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
     # shipped demonstrations (package data) used instead of searching when no tasks_file is given
     use_shipped_demos: bool = True
+    # skill drills (swetrain.train.drills) mixed into the SFT data: the demonstrations are
+    # repeated ``epochs`` times and the drills shuffled in once (one pass over the mixture)
+    drills: int = 0
     # save the model after every epoch into <snapshot_dir>/epoch-<k> (to evaluate how SFT
     # progresses; not part of the cache key)
     snapshot_dir: str | None = None
 
 
 PRESET_CONFIGS = {
-    # all shipped demonstrations (71), 4 epochs: ~3-4 min of SFT on 2 cores, so that the
-    # quickstart (which builds this on a fresh machine) stays under 15 minutes
-    "tiny": WarmStartConfig(max_demos=1000, epochs=4, lr=3e-3, batch_tokens=4096),
+    # all shipped demonstrations x 8 plus 4,000 skill drills in one shuffled pass (~15-20 min on 2
+    # cores): trained once offline and shipped as package data (``swetrain train warmstart --force
+    # --ship``), so the quickstart only loads it
+    "tiny": WarmStartConfig(max_demos=1000, epochs=8, drills=4000, lr=3e-3, batch_tokens=4096),
     "smollm2": WarmStartConfig(max_demos=32, epochs=2, lr=5e-5, batch_tokens=8192, micro_batch_tokens=4096),
 }
 
@@ -61,7 +65,7 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
     from swetrain.paths import cache_dir
 
     cfg = config or PRESET_CONFIGS[base]
-    tag = f"{base}-sft-v{WARMSTART_VERSION}-d{cfg.max_demos}-e{cfg.epochs}-s{cfg.seed}"
+    tag = f"{base}-sft-v{WARMSTART_VERSION}-d{cfg.max_demos}-e{cfg.epochs}-r{cfg.drills}-s{cfg.seed}"
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
 
@@ -390,15 +394,26 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
         source = "searched"
     demo_s = time.monotonic() - t0
     probe = samples[:16]  # NLL is reported on 16 demos: a full pass costs ~20 s per evaluation
+    n_drills = 0
+    if cfg.drills:
+        from swetrain.agent.format import ChatFormat
+        from swetrain.train.drills import drill_sample, make_drills
+
+        fmt = ChatFormat(trainer.tokenizer)
+        drills = [drill_sample(d, fmt) for d in make_drills(cfg.drills, seed=cfg.seed)]
+        n_drills = len(drills)
+        samples = [*samples * cfg.epochs, *drills]
+        trainer.config.epochs = 1
     before = trainer.evaluate(probe)
     bar = progress.add_task(f"SFT {base} on {n_demos} demos", total=None) if progress else None
 
     def on_step(step: int, total: int, metrics: dict[str, float]) -> None:
         if progress:
             progress.update(bar, total=total, completed=step, description=f"SFT {base} loss {metrics['loss']:.3f}")
-        per_epoch = max(1, round(total / cfg.epochs))
+        parts = cfg.epochs if not cfg.drills else 8  # one mixed pass: 8 snapshots
+        per_epoch = max(1, round(total / parts))
         if cfg.snapshot_dir and (step % per_epoch == 0 or step == total):
-            epoch = min(cfg.epochs, -(-step // per_epoch))
+            epoch = min(parts, -(-step // per_epoch))
             trainer.save(Path(cfg.snapshot_dir) / f"epoch-{epoch}")
             log.info("SFT %s step %d/%d loss %.4f: snapshot epoch-%d", base, step, total, metrics["loss"], epoch)
 
@@ -419,6 +434,7 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
         "demos_source": source,
         "tasks_tried": tasks_tried,
         "demonstrations": n_demos,
+        "drills": n_drills,
         "dropped": dropped,
         "demo_tokens": sum(len(s.token_ids) for s in samples),
         "assistant_tokens": sum(s.n_trainable for s in samples),
