@@ -38,7 +38,7 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     ro = load_config("fcswe", overrides=list(QUICKSTART_ROLLOUT)).rollout  # the quickstart's sampling settings
     ev = dict(chains=args.eval_chains, attempts=2, context_variant="patch+verifier", seed=1000 + seed,
               max_turns=ro.max_turns, max_new_tokens=ro.max_new_tokens, max_context_tokens=ro.max_context_tokens,
-              temperature=ro.temperature)
+              temperature=ro.temperature, workers=ro.workers)
     out: dict[str, dict[str, float]] = {}
     t0 = time.monotonic()
     out["base"] = evaluate_policy(HFPolicy(base), heldout, root / f"s{seed}-base", **ev).headline()

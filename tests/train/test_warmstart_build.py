@@ -1,0 +1,33 @@
+"""The warm-start recipe end to end on a tiny budget: demos + drills -> SFT -> saved -> shipped."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+pytestmark = pytest.mark.slow
+
+
+def test_build_with_drills_then_ship_float16(tmp_path):
+    from transformers import AutoModelForCausalLM
+
+    from swetrain.train.warmstart import WarmStartConfig, _build, ship_warm_start, shipped_warm_start
+
+    cfg = WarmStartConfig(max_demos=2, epochs=1, drills=6, lr=1e-3, batch_tokens=4096)
+    out = tmp_path / "ws"
+    _build("tiny", cfg, out, None)
+    info = json.loads((out / "warmstart.json").read_text())
+    assert info["demonstrations"] == 2 and info["drills"] == 6
+    assert info["nll_after"] < info["nll_before"]
+
+    shipped = ship_warm_start(out, tmp_path / "shipped")
+    assert shipped_warm_start(shipped) == shipped
+    a = AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32)
+    b = AutoModelForCausalLM.from_pretrained(shipped, dtype=torch.float32)
+    assert next(b.parameters()).dtype == torch.float32
+    ids = torch.tensor([[1, 2, 3, 4, 5]])
+    with torch.no_grad():
+        assert torch.allclose(a(ids).logits, b(ids).logits, atol=5e-2)
+    assert json.loads((shipped / "warmstart.json").read_text())["shipped_dtype"] == "float16"
