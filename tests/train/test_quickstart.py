@@ -33,3 +33,16 @@ def test_quickstart_tiny_schedule(tmp_path):
     assert list((out / "trajectories").glob("part-*.parquet"))
     assert (out / "config.yaml").is_file()
     assert on_disk["trained_checkpoint"] and (out / "checkpoints").is_dir()
+
+
+def test_quickstart_refuses_a_foreign_out_folder(tmp_path):
+    from typer.testing import CliRunner
+
+    from swetrain.cli import app
+
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("not a quickstart run")
+    res = CliRunner().invoke(app, ["quickstart", "--out", str(out)])
+    assert res.exit_code == 2 and "does not look like a quickstart run" in res.output
+    assert (out / "notes.txt").read_text() == "not a quickstart run"  # nothing deleted

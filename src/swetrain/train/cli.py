@@ -122,13 +122,16 @@ def quickstart(
     from swetrain.train.quickstart import QuickstartOptions, run_quickstart
 
     console = Console()
-    summary = run_quickstart(
-        QuickstartOptions(
-            out=out, policy=policy, steps=steps, seed=seed, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step,
-            group=group, tasks_file=tasks, overrides=tuple(overrides or ()),
-        ),
-        console,
-    )
+    try:
+        summary = run_quickstart(
+            QuickstartOptions(
+                out=out, policy=policy, steps=steps, seed=seed, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step,
+                group=group, tasks_file=tasks, overrides=tuple(overrides or ()),
+            ),
+            console,
+        )
+    except FileExistsError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--out") from None
     b, a = summary["before"], summary["after"]
     console.print(
         f"Resolved@1 {100 * b['resolved_at_1']:.1f}% -> {100 * a['resolved_at_1']:.1f}%  |  "
