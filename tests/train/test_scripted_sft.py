@@ -95,31 +95,35 @@ def test_demo_rows_retokenise_exactly_like_the_agent_loop(demos, tokenizer):
 
 
 def test_shipped_demos_are_valid_train_split_demonstrations(tokenizer):
-    """The package's demonstrations file: train-split tasks only, five valid tool calls each,
-    ending with a passing test run and ``finish``; every row tokenises."""
-    import json
-
+    """The package's demonstrations file: train-split or pool tasks of train repositories only
+    (never a held-out task), five valid tool calls each whose grep and edit copy what the agent
+    saw, ending with a passing test run and ``finish``; every row tokenises."""
     from swetrain.agent.format import ChatFormat
     from swetrain.agent.parse import parse_message
     from swetrain.tasks.builtin import shipped_tasks
+    from swetrain.tasks.builtin.build import HELDOUT_REPOS
     from swetrain.train.warmstart import DEMOS_FILE, demo_sample, load_demos
 
     rows = load_demos(DEMOS_FILE)
     splits = {t.instance_id: t.split for t in shipped_tasks()}
-    assert len(rows) >= 40
+    assert len(rows) >= 100
     assert len({r["instance_id"] for r in rows}) == len(rows)
     fmt = ChatFormat(tokenizer)
     for row in rows:
-        assert splits[row["instance_id"]] == "train", row["instance_id"]
+        assert splits.get(row["instance_id"], "train") == "train", row["instance_id"]
+        assert row["repo"].rsplit("/", 1)[-1] not in HELDOUT_REPOS, row["instance_id"]
         assistant = [m["content"] for m in row["messages"] if m["role"] == "assistant"]
+        tools = [m["content"] for m in row["messages"] if m["role"] == "tool"]
         assert len(assistant) == 5
         calls = [parse_message(a, fmt.tools) for a in assistant]
         assert not any(c.invalid for c in calls), row["instance_id"]
-        assert [c.tool_calls[0].name for c in calls] == ["execute_bash", "file_editor", "file_editor", "execute_bash", "finish"]
-        edit = json.loads(assistant[2].split("\n")[1])["arguments"]
+        assert [c.tool_calls[0].name for c in calls] == ["execute_bash", "execute_bash", "file_editor", "execute_bash", "finish"]
+        plan = row["plan"]
+        assert calls[1].tool_calls[0].arguments["cmd"] == grep_cmd(plan["path"], plan["function"])
+        edit = calls[2].tool_calls[0].arguments
         assert edit["old_str"] != edit["new_str"]
-        last_run = [m for m in row["messages"] if m["role"] == "tool"][3]["content"]
-        assert "passed" in last_run and "failed" not in last_run
+        assert edit["old_str"].splitlines()[-1] in tools[1], row["instance_id"]  # copied from the grep output
+        assert "passed" in tools[3] and "failed" not in tools[3]
         sample = demo_sample(row, fmt)
         assert 0 < sample.n_trainable < len(sample.token_ids) <= 4096
     assert DEMOS_FILE.stat().st_size < 5_000_000
