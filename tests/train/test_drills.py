@@ -8,25 +8,9 @@ import re
 import subprocess
 
 from swetrain.train.drills import Source, drill_sample, grep_output, make_drill, mutate_line
+from train_helpers import LIB_OK
 
-CODE = '''import os
-
-
-def clamp(x, lo, hi):
-    """Clamp."""
-    if x < lo:
-        return lo
-    if x > hi:
-        return hi
-    return x
-
-
-def total(items):
-    out = 0
-    for item in items:
-        out += item
-    return out
-'''
+CODE = LIB_OK  # the shared test library: line 9 is `        return hi`
 
 
 def _call(text: str) -> dict:

@@ -94,11 +94,20 @@ def collect_demonstrations(
     return demos, dropped
 
 
+def _demonstrate(task: Any, tokenizer: Any, verifier: Any, max_candidates: int, check_suite: bool) -> Any:
+    """:func:`~swetrain.agent.scripted_repair.demonstrate`, with an error turned into a dropped task
+    (one broken task never stops a search)."""
+    from swetrain.agent.scripted_repair import Demonstration, demonstrate
+
+    try:
+        return demonstrate(task, tokenizer, verifier=verifier, max_candidates=max_candidates, check_suite=check_suite)
+    except Exception as exc:  # noqa: BLE001
+        return Demonstration(task.instance_id, None, None, f"error: {exc}")
+
+
 def _collect(
     tasks: list[Any], tokenizer: Any, config: WarmStartConfig, progress: Any = None, verifier: Any = None
 ) -> tuple[list[Any], dict[str, str], list[Any]]:
-    from swetrain.agent.scripted_repair import demonstrate
-
     if verifier is None:
         from swetrain.env.verifier import Verifier
 
@@ -109,12 +118,7 @@ def _collect(
     task_bar = progress.add_task("scripted repair demos", total=len(tasks)) if progress else None
 
     def one(task: Any):
-        try:
-            return demonstrate(task, tokenizer, verifier=verifier, max_candidates=config.max_candidates)
-        except Exception as exc:  # noqa: BLE001 - one broken task never stops the warm start
-            from swetrain.agent.scripted_repair import Demonstration
-
-            return Demonstration(task.instance_id, None, None, f"error: {exc}")
+        return _demonstrate(task, tokenizer, verifier, config.max_candidates, True)
 
     with ThreadPoolExecutor(max_workers=config.workers) as pool:
         for demo in pool.map(one, tasks):
@@ -208,7 +212,7 @@ def generate_demos(
     import random
     import threading
 
-    from swetrain.agent.scripted_repair import Demonstration, demonstrate
+    from swetrain.agent.scripted_repair import Demonstration
     from swetrain.policy.tiny import ensure_tiny
     from swetrain.tasks.builtin import load_builtin
     from transformers import AutoTokenizer
@@ -234,11 +238,7 @@ def generate_demos(
         if stop.is_set() or (deadline_s is not None and time.monotonic() - started > deadline_s):
             stop.set()
             return task, Demonstration(task.instance_id, None, None, "not searched (deadline)")
-        try:
-            return task, demonstrate(task, tokenizer, verifier=verifier, max_candidates=max_candidates,
-                                     check_suite=check_suite)
-        except Exception as exc:  # noqa: BLE001 - one broken task never stops the search
-            return task, Demonstration(task.instance_id, None, None, f"error: {exc}")
+        return task, _demonstrate(task, tokenizer, verifier, max_candidates, check_suite)
 
     out = Path(out)
     dropped_file = out.with_name(out.name + ".dropped.json")
