@@ -1,0 +1,117 @@
+"""Copy-skill probes: can a policy copy from its context at all?
+
+Every scripted repair demonstration needs two copies the policy cannot memorise: the function and
+file it greps (named by the issue or a traceback frame) and the line it edits (shown by the grep).
+A policy without *content-based* copying (an induction head: find the earlier occurrence of the
+current token, predict what followed it) cannot imitate them however many demonstrations it sees.
+These probes measure that directly, without a sandbox:
+
+* :func:`induction_accuracy`: top-1 accuracy of predicting the second occurrence of a random token
+  span, with a random gap between the two occurrences (a fixed offset could be solved by position
+  alone, so the gap varies).
+* :func:`edit_probe`: greedy final turn of unseen ``edit`` drills (:mod:`swetrain.train.drills`):
+  is it a valid tool call, and do ``path``, ``old_str`` and ``new_str`` equal the drill's answer.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import torch
+
+EDIT_KEYS = ("valid", "path", "old_str", "new_str")
+
+
+@torch.no_grad()
+def induction_accuracy(model: Any, *, vocab_hi: int = 2000, span: int = 32, n: int = 16, seed: int = 0) -> float:
+    """Top-1 accuracy on tokens 2..span of a span's second occurrence (``span`` random ids in
+    ``[10, vocab_hi)``, then 0-16 random ids, then the span again)."""
+    if span < 2 or n < 1:
+        raise ValueError(f"induction_accuracy: span must be >= 2 and n >= 1 (got span={span}, n={n})")
+    vocab_hi = min(vocab_hi, int(model.config.vocab_size))
+    gen = torch.Generator().manual_seed(seed)
+    device = next(model.parameters()).device
+    hits = total = 0
+    for _ in range(n):
+        first = torch.randint(10, vocab_hi, (span,), generator=gen)
+        gap = torch.randint(10, vocab_hi, (int(torch.randint(0, 17, (1,), generator=gen)),), generator=gen)
+        x = torch.cat([first, gap, first]).unsqueeze(0).to(device)
+        pred = model(input_ids=x).logits[0].argmax(-1)
+        start = span + gap.numel()  # position of the second occurrence's first token
+        hits += int((pred[start:-1] == x[0, start + 1:]).sum())
+        total += span - 1
+    return hits / total
+
+
+def _call_arguments(text: str) -> dict | None:
+    if "<tool_call>" not in text or "</tool_call>" not in text:
+        return None
+    try:
+        call = json.loads(text.split("<tool_call>", 1)[1].split("</tool_call>", 1)[0])
+    except json.JSONDecodeError:
+        return None
+    args = call.get("arguments") if isinstance(call, dict) else None
+    return args if isinstance(args, dict) else None
+
+
+def _episode_prefix(messages: list[dict], fmt: Any) -> list[int]:
+    """Ids of ``messages`` minus the last turn, rendered as a real episode (system prompt with the
+    tool listing, then the agent loop's turn deltas) up to the last assistant turn's generation prompt."""
+    ids = fmt.prompt_ids(fmt.initial_messages(messages[0]["content"]))
+    for m in messages[1:-1]:
+        if m["role"] == "assistant":
+            ids += fmt.encode(m["content"]) + [fmt.eot_id]
+        else:
+            ids += fmt.observation_ids([m], ended_with_eot=True)
+    return ids
+
+
+@torch.no_grad()
+def edit_probe(model: Any, tokenizer: Any, *, n: int = 30, seed: int = 12345, max_new_tokens: int = 160,
+               system_prompt: bool = True) -> dict[str, float]:
+    """Fractions of ``n`` unseen edit drills whose greedy final turn is a valid tool call / has the
+    drill's ``path`` / ``old_str`` / ``new_str`` (the drills of the shipped warm start use seed 0).
+
+    ``system_prompt``: render the drill as a real episode (any agent policy is in distribution);
+    False renders it as the drills are trained (no system prompt)."""
+    from swetrain.agent.format import ChatFormat
+    from swetrain.train.drills import drill_sample, drill_sources, make_drill
+
+    fmt = ChatFormat(tokenizer)
+    sources, blocked = drill_sources()
+    rng = random.Random(seed)
+    device = next(model.parameters()).device
+    counts = dict.fromkeys(EDIT_KEYS, 0)
+    done = 0
+    while done < n:
+        drill = make_drill(rng, sources, blocked, "edit")
+        if drill is None:
+            continue
+        done += 1
+        if system_prompt:
+            prefix = _episode_prefix(drill, fmt)
+        else:
+            sample = drill_sample(drill, fmt)
+            prefix = sample.token_ids[: sample.segment_ids.index(max(sample.segment_ids))]  # before the last turn
+        start = len(prefix)
+        want = _call_arguments(drill[-1]["content"])
+        prompt = torch.tensor([prefix], device=device)
+        out = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=max_new_tokens,
+                             do_sample=False, eos_token_id=fmt.eot_id, pad_token_id=tokenizer.pad_token_id or 0)
+        got = _call_arguments(tokenizer.decode(out[0, start:], skip_special_tokens=False))
+        if got is None:
+            continue
+        counts["valid"] += 1
+        for key in ("path", "old_str", "new_str"):
+            counts[key] += got.get(key) == want[key]
+    return {k: v / n for k, v in counts.items()}
+
+
+def copy_skill(model: Any, tokenizer: Any, *, drills: int = 30, seed: int = 0) -> dict[str, float]:
+    """Both probes as one flat dict (``induction`` plus ``edit_<key>``)."""
+    model.eval()
+    out = {"induction": induction_accuracy(model, seed=seed)}
+    out.update({f"edit_{k}": v for k, v in edit_probe(model, tokenizer, n=drills, seed=12345 + seed).items()})
+    return out
