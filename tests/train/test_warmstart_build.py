@@ -15,11 +15,12 @@ def test_build_with_drills_then_ship_float16(tmp_path):
 
     from swetrain.train.warmstart import WarmStartConfig, _build, ship_warm_start, shipped_warm_start
 
-    cfg = WarmStartConfig(max_demos=2, epochs=1, drills=6, lr=1e-3, batch_tokens=4096)
+    cfg = WarmStartConfig(max_demos=2, epochs=1, drills=6, lr=1e-3, batch_tokens=4096, stage2_drills=3, stage2_demos=1)
     out = tmp_path / "ws"
     _build("tiny", cfg, out, None)
     info = json.loads((out / "warmstart.json").read_text())
     assert info["demonstrations"] == 2 and info["drills"] == 6
+    assert info["stage2_samples"] == 4  # 3 drills + 1 demonstration in the second pass
     assert info["nll_after"] < info["nll_before"]
 
     shipped = ship_warm_start(out, tmp_path / "shipped")
@@ -31,3 +32,12 @@ def test_build_with_drills_then_ship_float16(tmp_path):
     with torch.no_grad():
         assert torch.allclose(a(ids).logits, b(ids).logits, atol=5e-2)
     assert json.loads((shipped / "warmstart.json").read_text())["shipped_dtype"] == "float16"
+
+
+def test_second_stage_is_part_of_the_cache_key():
+    from swetrain.train.warmstart import PRESET_CONFIGS, WarmStartConfig, warm_start_path
+
+    one = WarmStartConfig(max_demos=8, epochs=1)
+    two = WarmStartConfig(max_demos=8, epochs=1, stage2_drills=250)
+    assert warm_start_path("smollm2", one) != warm_start_path("smollm2", two)
+    assert PRESET_CONFIGS["smollm2"].stage2_drills == 250

@@ -47,6 +47,13 @@ class WarmStartConfig:
     # skill drills (swetrain.train.drills) mixed into the SFT data: the demonstrations are
     # repeated ``epochs`` times and the drills shuffled in once (one pass over the mixture)
     drills: int = 0
+    # a second SFT pass after the first: this many edit/locate drills rendered as in stage 1 plus
+    # ``stage2_demos`` demonstrations (so the episode format is kept), with a fresh schedule.
+    # For a pretrained base that already copies, the drills teach a verbatim old_str and the
+    # inverse edit (measured for smollm2: docs/training.md)
+    stage2_drills: int = 0
+    stage2_demos: int = 24
+    stage2_seed: int = 3
     # save the model after every epoch into <snapshot_dir>/epoch-<k> (to evaluate how SFT
     # progresses; not part of the cache key)
     snapshot_dir: str | None = None
@@ -58,8 +65,10 @@ PRESET_CONFIGS = {
     # --ship``), so the quickstart only loads it
     "tiny": WarmStartConfig(max_demos=1000, epochs=8, drills=4000, lr=3e-3, batch_tokens=4096),
     # a pretrained chat model (it already copies from its context): every shipped demonstration, one
-    # pass (~30 min on 2 cores at ~170 tokens/s; 32 demonstrations localised the fix less often)
-    "smollm2": WarmStartConfig(max_demos=1000, epochs=1, lr=1e-4, batch_tokens=4096, micro_batch_tokens=4096),
+    # pass (~30 min on 2 cores at ~170 tokens/s; 32 demonstrations localised the fix less often),
+    # then 250 drills + 24 demonstrations (~25 min): the first base to resolve a held-out task
+    "smollm2": WarmStartConfig(max_demos=1000, epochs=1, lr=1e-4, batch_tokens=4096, micro_batch_tokens=4096,
+                               stage2_drills=250, stage2_demos=24),
 }
 
 
@@ -68,6 +77,8 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
 
     cfg = config or PRESET_CONFIGS[base]
     tag = f"{base}-sft-v{WARMSTART_VERSION}-d{cfg.max_demos}-e{cfg.epochs}-r{cfg.drills}-s{cfg.seed}"
+    if cfg.stage2_drills:
+        tag += f"-t{cfg.stage2_drills}x{cfg.stage2_demos}s{cfg.stage2_seed}"
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
 
@@ -380,10 +391,11 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         from swetrain.agent.format import ChatFormat
 
-        rows = load_demos(DEMOS_FILE)
-        rows = random.Random(cfg.seed).sample(rows, min(cfg.max_demos, len(rows)))  # a seeded subset
+        all_rows = load_demos(DEMOS_FILE)
+        rows = random.Random(cfg.seed).sample(all_rows, min(cfg.max_demos, len(all_rows)))  # a seeded subset
         fmt = ChatFormat(trainer.tokenizer)
         samples = [demo_sample(r, fmt) for r in rows]
+        stage2_pool = [demo_sample(r, fmt) for r in all_rows] if cfg.stage2_drills else []
         shutil.copy(DEMOS_FILE, tmp / "demos.jsonl")
         tasks_tried, n_demos = len(rows), len(rows)
         source = str(DEMOS_FILE)
@@ -396,6 +408,7 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
             raise RuntimeError(f"warm start {base}: the scripted agent resolved none of {len(tasks)} train tasks: {dropped}")
         TrajectoryStore(tmp / "demos").append(demos)
         samples = [sample_for_sft(t) for t in demos]
+        stage2_pool = list(samples)
         tasks_tried, n_demos = len(tasks), len(demos)
         source = "searched"
     demo_s = time.monotonic() - t0
@@ -425,6 +438,17 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
 
     t1 = time.monotonic()
     last = trainer.train(samples, on_step)
+    n_stage2 = 0
+    if cfg.stage2_drills:
+        from swetrain.agent.format import ChatFormat
+        from swetrain.train.drills import drill_sample, make_drills
+
+        fmt = ChatFormat(trainer.tokenizer)
+        stage2 = [drill_sample(d, fmt) for d in make_drills(cfg.stage2_drills, seed=cfg.stage2_seed)]
+        stage2 += random.Random(cfg.stage2_seed).sample(stage2_pool, min(cfg.stage2_demos, len(stage2_pool)))
+        n_stage2 = len(stage2)
+        trainer.config.epochs, trainer.config.seed = 1, cfg.stage2_seed
+        last = trainer.train(stage2, on_step)
     sft_s = time.monotonic() - t1
     after = trainer.evaluate(probe)
     trainer.save(tmp / "model_tmp")
@@ -441,6 +465,7 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
         "tasks_tried": tasks_tried,
         "demonstrations": n_demos,
         "drills": n_drills,
+        "stage2_samples": n_stage2,
         "dropped": dropped,
         "demo_tokens": sum(len(s.token_ids) for s in samples),
         "assistant_tokens": sum(s.n_trainable for s in samples),
