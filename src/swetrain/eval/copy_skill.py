@@ -56,18 +56,6 @@ def _call_arguments(text: str) -> dict | None:
     return args if isinstance(args, dict) else None
 
 
-def _episode_prefix(messages: list[dict], fmt: Any) -> list[int]:
-    """Ids of ``messages`` minus the last turn, rendered as a real episode (system prompt with the
-    tool listing, then the agent loop's turn deltas) up to the last assistant turn's generation prompt."""
-    ids = fmt.prompt_ids(fmt.initial_messages(messages[0]["content"]))
-    for m in messages[1:-1]:
-        if m["role"] == "assistant":
-            ids += fmt.encode(m["content"]) + [fmt.eot_id]
-        else:
-            ids += fmt.observation_ids([m], ended_with_eot=True)
-    return ids
-
-
 @torch.no_grad()
 def edit_probe(model: Any, tokenizer: Any, *, n: int = 30, seed: int = 12345, max_new_tokens: int = 160,
                system_prompt: bool = True) -> dict[str, float]:
@@ -78,6 +66,7 @@ def edit_probe(model: Any, tokenizer: Any, *, n: int = 30, seed: int = 12345, ma
     False renders it as the drills are trained (no system prompt)."""
     from swetrain.agent.format import ChatFormat
     from swetrain.train.drills import drill_sample, drill_sources, make_drill
+    from swetrain.train.warmstart import demo_sample
 
     fmt = ChatFormat(tokenizer)
     sources, blocked = drill_sources()
@@ -90,12 +79,10 @@ def edit_probe(model: Any, tokenizer: Any, *, n: int = 30, seed: int = 12345, ma
         if drill is None:
             continue
         done += 1
-        if system_prompt:
-            prefix = _episode_prefix(drill, fmt)
-        else:
-            sample = drill_sample(drill, fmt)
-            prefix = sample.token_ids[: sample.segment_ids.index(max(sample.segment_ids))]  # before the last turn
-        start = len(prefix)
+        # rendered like a demonstration (system prompt, the agent loop's turn deltas) or like a drill
+        sample = demo_sample({"messages": drill}, fmt) if system_prompt else drill_sample(drill, fmt)
+        start = sample.segment_ids.index(max(sample.segment_ids))  # the last assistant turn
+        prefix = sample.token_ids[:start]
         want = _call_arguments(drill[-1]["content"])
         prompt = torch.tensor([prefix], device=device)
         out = model.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=max_new_tokens,
