@@ -3,11 +3,13 @@
 For each policy spec, :func:`swetrain.eval.copy_skill.copy_skill`: induction accuracy (second
 occurrence of a random span after a random gap) and the greedy final turn of 30 unseen edit drills
 (valid call, exact path, exact old_str, exact new_str). The first policy is the baseline column.
-``--pretrain-steps N`` adds an arm: the untrained tiny model trained for N steps on the copy task
-itself (variable gap, 100-token vocabulary) and on a fixed-offset variant, to show whether content
-copying forms at all within that budget. ``--json`` prints one JSON object as the last line.
+``--pretrain-steps N`` adds two arms with the same copy-pretraining budget
+(:mod:`swetrain.train.copy_pretrain`: an easy phase of at most ``--easy-steps`` steps on a 500-id
+range until the circuit forms, then N steps on the whole vocabulary and real code): the untrained
+tiny model trained at its full depth of 4 layers (the baseline), and trained at 2 layers and then
+grown back to 4 with identity layers (the recipe of the ``tiny`` warm start). ``--json`` prints one JSON object as the last line.
 
-    python bench/copy_bench.py [--policies tiny,tiny-sft] [--pretrain-steps 1500] [--json]
+    python bench/copy_bench.py [--policies tiny,tiny-sft] [--pretrain-steps 1500] [--easy-steps 4000] [--json]
 """
 
 from __future__ import annotations
@@ -20,36 +22,12 @@ import time
 import torch
 
 
-def copy_pretrain(model, steps: int, *, vocab_hi: int = 100, span: int = 16, gap: bool = True, lr: float = 1e-3,
-                  seed: int = 0) -> float:
-    """Train ``model`` on ``span, [gap], span`` sequences (loss on the second span); final loss."""
-    from swetrain.train.batch import token_logprobs
-
-    gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
-    model.train()
-    loss = torch.tensor(0.0)
-    for _ in range(steps):
-        g = int(torch.randint(0, 17, (1,), generator=gen)) if gap else 0
-        n = int(torch.randint(4, span + 1, (1,), generator=gen)) if gap else span
-        first = torch.randint(10, vocab_hi, (32, n), generator=gen)
-        x = torch.cat([first, torch.randint(10, vocab_hi, (32, g), generator=gen), first], 1)
-        mask = torch.zeros_like(x)
-        mask[:, n + g + 1:] = 1
-        loss = -(token_logprobs(model, x, torch.ones_like(x), mask) * mask).sum() / mask.sum()
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-    model.eval()
-    return float(loss)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--policies", default="tiny,tiny-sft", help="comma-separated policy specs or model folders")
     ap.add_argument("--drills", type=int, default=30)
     ap.add_argument("--pretrain-steps", type=int, default=0)
+    ap.add_argument("--easy-steps", type=int, default=4000)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
@@ -70,15 +48,19 @@ def main(argv: list[str] | None = None) -> int:
         rows[spec] = {**copy_skill(model, AutoTokenizer.from_pretrained(path), drills=args.drills),
                       "seconds": round(time.monotonic() - t0, 1)}
     if args.pretrain_steps:
+        from swetrain.train.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained
+
         path = resolve_policy_path("tiny")
         tok = AutoTokenizer.from_pretrained(path)
-        for name, gap in (("gap", True), ("fixed", False)):
+        code = code_corpus(tok)
+        for start_layers in (4, 2):
             t0 = time.monotonic()
             model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
-            final = copy_pretrain(model, args.pretrain_steps, gap=gap)
-            arm = f"tiny + {args.pretrain_steps} copy steps ({name} offset)"
-            rows[arm] = {**copy_skill(model, tok, drills=args.drills), "copy_loss": round(final, 3),
-                         "seconds": round(time.monotonic() - t0, 1)}
+            cfg = CopyPretrainConfig(steps=args.pretrain_steps, easy_steps=args.easy_steps, start_layers=start_layers)
+            _, stats = copy_pretrained(model, cfg, code)
+            arm = f"tiny + copy pretraining at {start_layers} layers" + (" (grown to 4)" if start_layers < 4 else "")
+            rows[arm] = {**copy_skill(model, tok, drills=args.drills), "easy_steps": stats["easy_steps"],
+                         "copy_loss": round(stats["loss"], 3), "seconds": round(time.monotonic() - t0, 1)}
     keys = [k for k in next(iter(rows.values())) if k != "seconds"]
     base = next(iter(rows))
     table = Table(title=f"copy skill (baseline: {base})")

@@ -15,11 +15,17 @@ def test_build_with_drills_then_ship_float16(tmp_path):
 
     from swetrain.train.warmstart import WarmStartConfig, _build, ship_warm_start, shipped_warm_start
 
-    cfg = WarmStartConfig(max_demos=2, epochs=1, drills=6, lr=1e-3, batch_tokens=4096, stage2_drills=3, stage2_demos=1)
+    cfg = WarmStartConfig(max_demos=2, epochs=1, drills=6, lr=1e-3, batch_tokens=4096, stage2_drills=3, stage2_demos=1,
+                          copy_steps=2, copy_easy_steps=3, copy_mix=5)
     out = tmp_path / "ws"
     _build("tiny", cfg, out, None)
     info = json.loads((out / "warmstart.json").read_text())
     assert info["demonstrations"] == 2 and info["drills"] == 6
+    copy = info["copy_pretrain"]
+    assert copy["easy_steps"] == 3 and copy["steps"] == 5 and 0.0 <= copy["induction_accuracy"] <= 1.0
+    assert "samples" not in copy
+    # the copy pretraining ran on 2 layers and the saved model has the preset's depth again
+    assert json.loads((out / "config.json").read_text())["num_hidden_layers"] == 4
     assert info["stage2_samples"] == 4  # 3 drills + 1 demonstration in the second pass
     assert info["nll_after"] < info["nll_before"]
 
@@ -41,3 +47,12 @@ def test_second_stage_is_part_of_the_cache_key():
     two = WarmStartConfig(max_demos=8, epochs=1, stage2_drills=250)
     assert warm_start_path("smollm2", one) != warm_start_path("smollm2", two)
     assert PRESET_CONFIGS["smollm2"].stage2_drills == 250
+
+
+def test_copy_pretraining_is_part_of_the_cache_key():
+    from swetrain.train.warmstart import PRESET_CONFIGS, WarmStartConfig, warm_start_path
+
+    paths = {warm_start_path("tiny", WarmStartConfig(**kw)) for kw in
+             ({}, {"copy_steps": 1500}, {"copy_steps": 1500, "copy_mix": 10}, {"copy_steps": 1500, "copy_easy_steps": 9})}
+    assert len(paths) == 4
+    assert PRESET_CONFIGS["tiny"].copy_steps > 0

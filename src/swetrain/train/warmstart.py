@@ -54,6 +54,12 @@ class WarmStartConfig:
     stage2_drills: int = 0
     stage2_demos: int = 24
     stage2_seed: int = 3
+    # copy pretraining (swetrain.train.copy_pretrain) of a randomly initialised base before SFT:
+    # this many steps on the whole vocabulary + real code after the easy phase (0 = off), and this
+    # many repeated code spans mixed into the stage-1 SFT data so the circuit survives SFT
+    copy_steps: int = 0
+    copy_mix: int = 0
+    copy_easy_steps: int = 4000  # the most easy-phase steps (it ends when the circuit has formed)
     # save the model after every epoch into <snapshot_dir>/epoch-<k> (to evaluate how SFT
     # progresses; not part of the cache key)
     snapshot_dir: str | None = None
@@ -63,7 +69,7 @@ PRESET_CONFIGS = {
     # all shipped demonstrations x 8 plus 4,000 skill drills in one shuffled pass (~15-20 min on 2
     # cores): trained once offline and shipped as package data (``swetrain train warmstart --force
     # --ship``), so the quickstart only loads it
-    "tiny": WarmStartConfig(max_demos=1000, epochs=8, drills=4000, lr=3e-3, batch_tokens=4096),
+    "tiny": WarmStartConfig(max_demos=1000, epochs=8, drills=4000, lr=3e-3, batch_tokens=4096, copy_steps=1500, copy_mix=2000),
     # a pretrained chat model (it already copies from its context): every shipped demonstration, one
     # pass (~30 min on 2 cores at ~170 tokens/s; 32 demonstrations localised the fix less often),
     # then 250 drills + 24 demonstrations (~25 min): the first base to resolve a held-out task
@@ -79,6 +85,8 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
     tag = f"{base}-sft-v{WARMSTART_VERSION}-d{cfg.max_demos}-e{cfg.epochs}-r{cfg.drills}-s{cfg.seed}"
     if cfg.stage2_drills:
         tag += f"-t{cfg.stage2_drills}x{cfg.stage2_demos}s{cfg.stage2_seed}"
+    if cfg.copy_steps or cfg.copy_mix:
+        tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != 4000 else "")
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
 
@@ -368,6 +376,28 @@ def _progress(progress: bool | Any):
     return progress or None
 
 
+def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> dict[str, Any]:
+    """Copy-pretrain ``trainer.model`` in place (``cfg.copy_steps``) and build the ``cfg.copy_mix``
+    repeated-code SFT samples; returns the run's figures with the samples under ``"samples"``."""
+    from swetrain.eval.copy_skill import induction_accuracy
+    from swetrain.train.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained, copy_samples
+
+    ccfg = CopyPretrainConfig(steps=max(cfg.copy_steps, 1), easy_steps=max(cfg.copy_easy_steps, 1), seed=cfg.seed)
+    code = code_corpus(trainer.tokenizer)
+    stats: dict[str, Any] = {}
+    if cfg.copy_steps:
+        bar = progress.add_task("copy pretraining", total=None) if progress else None
+
+        def on_step(step: int, phase: str, metrics: dict[str, float]) -> None:
+            if progress:
+                progress.update(bar, completed=step, description=f"copy pretraining ({phase}) acc {metrics['accuracy']:.2f}")
+
+        _, stats = copy_pretrained(trainer.model, ccfg, code, on_step)
+        stats["induction_accuracy"] = induction_accuracy(trainer.model)
+        log.info("copy pretraining: %s", stats)
+    return {**stats, "samples": copy_samples(code, cfg.copy_mix, ccfg, seed=cfg.seed)}
+
+
 def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     import random
 
@@ -413,15 +443,17 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
         source = "searched"
     demo_s = time.monotonic() - t0
     probe = samples[:16]  # NLL is reported on 16 demos: a full pass costs ~20 s per evaluation
+    copy_stats = _copy_pretrain(trainer, cfg, progress) if cfg.copy_steps or cfg.copy_mix else None
     n_drills = 0
-    if cfg.drills:
+    if cfg.drills or cfg.copy_mix:
         from swetrain.agent.format import ChatFormat
         from swetrain.train.drills import drill_sample, make_drills
 
         fmt = ChatFormat(trainer.tokenizer)
-        drills = [drill_sample(d, fmt) for d in make_drills(cfg.drills, seed=cfg.seed)]
+        drills = [drill_sample(d, fmt) for d in make_drills(cfg.drills, seed=cfg.seed)] if cfg.drills else []
         n_drills = len(drills)
-        samples = [*samples * cfg.epochs, *drills]
+        copies = copy_stats.pop("samples") if copy_stats else []
+        samples = [*samples * cfg.epochs, *drills, *copies]
         trainer.config.epochs = 1
     before = trainer.evaluate(probe)
     bar = progress.add_task(f"SFT {base} on {n_demos} demos", total=None) if progress else None
@@ -466,6 +498,7 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
         "demonstrations": n_demos,
         "drills": n_drills,
         "stage2_samples": n_stage2,
+        "copy_pretrain": copy_stats,
         "dropped": dropped,
         "demo_tokens": sum(len(s.token_ids) for s in samples),
         "assistant_tokens": sum(s.n_trainable for s in samples),
