@@ -37,3 +37,17 @@ def test_shipped_policy_starts_like_the_demonstrations():
     msg = parse_message(policy.tokenizer.decode(out.token_ids[:-1]))
     assert not msg.invalid, msg.errors
     assert [(c.name, c.arguments) for c in msg.tool_calls] == [("execute_bash", {"cmd": TEST_CMD})]
+
+
+def test_shipped_policy_copies_from_its_context():
+    """The shipped warm start was copy-pretrained (swetrain.train.copy_pretrain): it has an induction
+    head, which the same recipe without copy pretraining never formed (induction 0.000)."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from swetrain.eval.copy_skill import induction_accuracy
+
+    info = json.loads((SHIPPED_TINY / "warmstart.json").read_text())
+    assert info["config"]["copy_steps"] > 0
+    model = AutoModelForCausalLM.from_pretrained(SHIPPED_TINY, dtype=torch.float32).eval()
+    assert induction_accuracy(model, n=8) > 0.3

@@ -66,10 +66,12 @@ class WarmStartConfig:
 
 
 PRESET_CONFIGS = {
-    # all shipped demonstrations x 8 plus 4,000 skill drills in one shuffled pass (~15-20 min on 2
-    # cores): trained once offline and shipped as package data (``swetrain train warmstart --force
-    # --ship``), so the quickstart only loads it
-    "tiny": WarmStartConfig(max_demos=1000, epochs=8, drills=4000, lr=3e-3, batch_tokens=4096, copy_steps=1500, copy_mix=2000),
+    # copy pretraining (2 layers until the induction circuit forms, 3,000 steps on the whole
+    # vocabulary + code, grown to 4; ~9 min), then all shipped demonstrations x 8 plus 4,000 skill
+    # drills and 6,000 repeated code spans in one shuffled pass (~37 min on 2 cores): trained once
+    # offline and shipped as package data (``swetrain warmstart --force --ship``), so the
+    # quickstart only loads it
+    "tiny": WarmStartConfig(max_demos=1000, epochs=8, drills=4000, lr=3e-3, batch_tokens=4096, copy_steps=3000, copy_mix=6000),
     # a pretrained chat model (it already copies from its context): every shipped demonstration, one
     # pass (~30 min on 2 cores at ~170 tokens/s; 32 demonstrations localised the fix less often),
     # then 250 drills + 24 demonstrations (~25 min): the first base to resolve a held-out task
