@@ -110,6 +110,14 @@ def grow_layers(model: Any, n: int) -> Any:
     return model
 
 
+def _code_repeat(usable: Sequence[Sequence[int]], k: int, gap: int, rng: random.Random) -> list[int]:
+    """A ``k``-token span of one of ``usable`` (each longer than ``k + gap``), the ``gap`` tokens that
+    follow it, and the span again."""
+    ids = rng.choice(usable)
+    start = rng.randrange(0, len(ids) - k - gap)
+    return list(ids[start:start + k + gap]) + list(ids[start:start + k])
+
+
 def copy_batch(
     easy: bool, config: CopyPretrainConfig, vocab: int, code: Sequence[Sequence[int]], rng: random.Random
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -119,17 +127,14 @@ def copy_batch(
     n = rng.randint(max(2, config.span // 2), config.span)
     gap = rng.randint(0, config.max_gap)
     hi = min(vocab, 10 + config.easy_vocab) if easy else vocab
+    usable = [s for s in code if len(s) > n + gap] if code and not easy else []
     rows = []
     for _ in range(config.batch):
-        source = [s for s in code if len(s) > n + gap] if code and not easy and rng.random() < config.code_fraction else []
-        if source:
-            ids = rng.choice(source)
-            start = rng.randrange(0, len(ids) - n - gap)
-            span, filler = list(ids[start:start + n]), list(ids[start + n:start + n + gap])
+        if code and not easy and rng.random() < config.code_fraction and usable:
+            rows.append(_code_repeat(usable, n, gap, rng))
         else:
             span = [rng.randrange(10, hi) for _ in range(n)]
-            filler = [rng.randrange(10, hi) for _ in range(gap)]
-        rows.append(span + filler + span)
+            rows.append(span + [rng.randrange(10, hi) for _ in range(gap)] + span)
     x = torch.tensor(rows, dtype=torch.long)
     mask = torch.zeros_like(x, dtype=torch.float32)
     mask[:, n + gap + 1:] = 1.0
@@ -159,10 +164,10 @@ def copy_pretrain(
     model.train()
     started = time.monotonic()
     stats = {"loss": float("nan"), "accuracy": 0.0}
-    running, easy_steps, step = 0.0, 0, 0
+    running, easy, easy_steps, step = 0.0, True, 0, 0
     while step < easy_steps + config.steps:
         step += 1
-        easy = easy_steps == step - 1 and step <= config.easy_steps and running < config.easy_until
+        easy = easy and step <= config.easy_steps and running < config.easy_until  # never returns
         easy_steps += int(easy)
         x, mask = copy_batch(easy, config, vocab, code, rng)
         x, mask = x.to(device), mask.to(device)
@@ -215,9 +220,7 @@ def copy_samples(code: Sequence[Sequence[int]], n: int, config: CopyPretrainConf
     out = []
     for _ in range(n):
         k, gap = rng.randint(max(2, config.span // 2), config.span), rng.randint(0, config.max_gap)
-        ids = rng.choice(usable)
-        start = rng.randrange(0, len(ids) - k - gap)
-        seq = list(ids[start:start + k + gap]) + list(ids[start:start + k])
+        seq = _code_repeat(usable, k, gap, rng)
         mask = [0] * (k + gap) + [0] + [1] * (k - 1)
         out.append(TrainSample(token_ids=seq, loss_mask=mask, segment_ids=[0] * len(seq), behavior_logprobs=[0.0] * len(seq),
                                invalid=[0] * len(seq), advantage=1.0, group="copy"))

@@ -378,15 +378,24 @@ def _progress(progress: bool | Any):
     return progress or None
 
 
-def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> dict[str, Any]:
-    """Copy-pretrain ``trainer.model`` in place (``cfg.copy_steps``) and build the ``cfg.copy_mix``
-    repeated-code SFT samples; returns the run's figures with the samples under ``"samples"``."""
+def _drill_samples(tokenizer: Any, n: int, seed: int) -> list[Any]:
+    """``n`` skill drills (:mod:`swetrain.train.drills`) as SFT samples."""
+    from swetrain.agent.format import ChatFormat
+    from swetrain.train.drills import drill_sample, make_drills
+
+    fmt = ChatFormat(tokenizer)
+    return [drill_sample(d, fmt) for d in make_drills(n, seed=seed)] if n else []
+
+
+def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[dict[str, Any] | None, list[Any]]:
+    """Copy-pretrain ``trainer.model`` in place (``cfg.copy_steps``; figures, or None when 0) and
+    build the ``cfg.copy_mix`` repeated-code SFT samples."""
     from swetrain.eval.copy_skill import induction_accuracy
     from swetrain.train.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained, copy_samples
 
     ccfg = CopyPretrainConfig(steps=max(cfg.copy_steps, 1), easy_steps=max(cfg.copy_easy_steps, 1), seed=cfg.seed)
     code = code_corpus(trainer.tokenizer)
-    stats: dict[str, Any] = {}
+    stats: dict[str, Any] | None = None
     if cfg.copy_steps:
         bar = progress.add_task("copy pretraining", total=None) if progress else None
 
@@ -397,7 +406,7 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> dict[st
         _, stats = copy_pretrained(trainer.model, ccfg, code, on_step)
         stats["induction_accuracy"] = induction_accuracy(trainer.model)
         log.info("copy pretraining: %s", stats)
-    return {**stats, "samples": copy_samples(code, cfg.copy_mix, ccfg, seed=cfg.seed)}
+    return stats, copy_samples(code, cfg.copy_mix, ccfg, seed=cfg.seed)
 
 
 def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
@@ -445,16 +454,10 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
         source = "searched"
     demo_s = time.monotonic() - t0
     probe = samples[:16]  # NLL is reported on 16 demos: a full pass costs ~20 s per evaluation
-    copy_stats = _copy_pretrain(trainer, cfg, progress) if cfg.copy_steps or cfg.copy_mix else None
-    n_drills = 0
-    if cfg.drills or cfg.copy_mix:
-        from swetrain.agent.format import ChatFormat
-        from swetrain.train.drills import drill_sample, make_drills
-
-        fmt = ChatFormat(trainer.tokenizer)
-        drills = [drill_sample(d, fmt) for d in make_drills(cfg.drills, seed=cfg.seed)] if cfg.drills else []
-        n_drills = len(drills)
-        copies = copy_stats.pop("samples") if copy_stats else []
+    copy_stats, copies = _copy_pretrain(trainer, cfg, progress) if cfg.copy_steps or cfg.copy_mix else (None, [])
+    drills = _drill_samples(trainer.tokenizer, cfg.drills, cfg.seed)
+    n_drills = len(drills)
+    if drills or copies:  # one shuffled pass over demonstrations x epochs + drills + copy spans
         samples = [*samples * cfg.epochs, *drills, *copies]
         trainer.config.epochs = 1
     before = trainer.evaluate(probe)
@@ -474,11 +477,7 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     last = trainer.train(samples, on_step)
     n_stage2 = 0
     if cfg.stage2_drills:
-        from swetrain.agent.format import ChatFormat
-        from swetrain.train.drills import drill_sample, make_drills
-
-        fmt = ChatFormat(trainer.tokenizer)
-        stage2 = [drill_sample(d, fmt) for d in make_drills(cfg.stage2_drills, seed=cfg.stage2_seed)]
+        stage2 = _drill_samples(trainer.tokenizer, cfg.stage2_drills, cfg.stage2_seed)
         stage2 += random.Random(cfg.stage2_seed).sample(stage2_pool, min(cfg.stage2_demos, len(stage2_pool)))
         n_stage2 = len(stage2)
         trainer.config.epochs, trainer.config.seed = 1, cfg.stage2_seed
