@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from swetrain.policy.base import Generation, GenerationConfig
+from swetrain.policy.prefix_cache import PrefixCache
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +190,7 @@ class HFPolicy:
         model: Any = None,
         tokenizer: Any = None,
         attn_implementation: str | None = "sdpa",
+        prefix_cache_tokens: int = 32768,
     ) -> None:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -225,6 +227,8 @@ class HFPolicy:
         # transformers >= 5.2x names the KV cache argument ``cache`` (``past_key_values`` before)
         params = inspect.signature(self.model.forward).parameters
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        # KV states of earlier single-prompt calls, reused by the next turn of the same conversation
+        self.prefix_cache = PrefixCache(prefix_cache_tokens)
 
     # ------------------------------------------------------------------ generate
     def generate(
@@ -271,12 +275,17 @@ class HFPolicy:
         out_ids: list[list[int]] = [[] for _ in prompts]
         out_lps: list[list[float]] = [[] for _ in prompts]
         reasons: list[str | None] = [None] * batch
+        single = batch == 1
         with torch.inference_mode():
-            ids, mask, positions = _left_pad(prompts, self.pad_id, self.device)
-            try:
-                out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1)
-            except TypeError:  # model without logits_to_keep
-                out = self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True)
+            reused, start = self.prefix_cache.take(prompts[0], self.version) if single else (None, 0)
+            if reused is None:
+                ids, mask, positions = _left_pad(prompts, self.pad_id, self.device)
+                out = self._forward_prompt(ids, mask, positions)
+            else:  # encode only the tokens after the cached prefix
+                ids = torch.tensor([prompts[0][start:]], device=self.device)
+                mask = torch.ones((1, len(prompts[0])), dtype=torch.long, device=self.device)
+                positions = torch.arange(start, len(prompts[0]), device=self.device)[None, :]
+                out = self._forward_prompt(ids, mask, positions, **{self._cache_arg: reused})
             cache = _cache_of(out)
             step = 0
             while True:
@@ -304,7 +313,15 @@ class HFPolicy:
                     input_ids=feed, attention_mask=mask, position_ids=positions, use_cache=True, **{self._cache_arg: cache}
                 )
                 cache = _cache_of(out)
+        if single:  # the cache now holds the prompt and every sampled token but the last
+            self.prefix_cache.put(prompts[0] + out_ids[0][:-1], cache, self.version)
         return [self._generation(out_ids[r], out_lps[r], reasons[r] or "length") for r in range(batch)]
+
+    def _forward_prompt(self, ids: Any, mask: Any, positions: Any, **cache: Any) -> Any:
+        try:
+            return self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1, **cache)
+        except TypeError:  # model without logits_to_keep
+            return self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **cache)
 
     def _generation(self, ids: list[int], lps: list[float], reason: str) -> Generation:
         shown = ids[:-1] if reason == "stop" else ids
@@ -356,6 +373,7 @@ class HFPolicy:
                     raise ValueError(f"sync_weights: {key} has shape {tuple(value.shape)}, model expects {tuple(target.shape)}")
                 target.copy_(value.detach().to(device=target.device, dtype=target.dtype))
         self.version += 1
+        self.prefix_cache.clear()
 
 
 def check_starts(sequences: list[list[int]], starts: list[int] | None) -> list[int]:
