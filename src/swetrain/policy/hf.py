@@ -2,7 +2,9 @@
 
 Generation is our own batched sampling loop over the model's KV cache (left padding, explicit
 attention mask and position ids) so that the ids returned are exactly the ids sampled and their
-behaviour log-probs are computed from the very logits that were sampled from.
+behaviour log-probs are computed from the very logits that were sampled from. Single-prompt calls
+(one agent turn) reuse the KV states of the conversation's earlier turns through a
+:class:`~swetrain.policy.prefix_cache.PrefixCache`, so a turn encodes only its new tokens.
 
 Log-prob convention (the same in ``generate``, ``score`` and the OpenAI-compatible server):
 
