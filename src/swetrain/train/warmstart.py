@@ -60,6 +60,9 @@ class WarmStartConfig:
     copy_steps: int = 0
     copy_mix: int = 0
     copy_easy_steps: int = 4000  # the most easy-phase steps (it ends when the circuit has formed)
+    # learning-rate multiplier of the copy-pretrained attention (the first layers' self_attn) during
+    # SFT: < 1 protects the induction circuit from being overwritten, 0 freezes it
+    copy_lr_scale: float = 1.0
     # save the model after every epoch into <snapshot_dir>/epoch-<k> (to evaluate how SFT
     # progresses; not part of the cache key)
     snapshot_dir: str | None = None
@@ -89,6 +92,7 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
         tag += f"-t{cfg.stage2_drills}x{cfg.stage2_demos}s{cfg.stage2_seed}"
     if cfg.copy_steps or cfg.copy_mix:
         tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != 4000 else "")
+        tag += f"l{cfg.copy_lr_scale:g}" if cfg.copy_lr_scale != 1.0 else ""
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
 
@@ -455,6 +459,11 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     demo_s = time.monotonic() - t0
     probe = samples[:16]  # NLL is reported on 16 demos: a full pass costs ~20 s per evaluation
     copy_stats, copies = _copy_pretrain(trainer, cfg, progress) if cfg.copy_steps or cfg.copy_mix else (None, [])
+    if cfg.copy_steps and cfg.copy_lr_scale != 1.0:
+        from swetrain.train.copy_pretrain import CopyPretrainConfig
+
+        shallow = "|".join(str(i) for i in range(CopyPretrainConfig().start_layers))
+        trainer.config.lr_scales = ((rf"layers\.({shallow})\.self_attn\.", cfg.copy_lr_scale),)
     drills = _drill_samples(trainer.tokenizer, cfg.drills, cfg.seed)
     n_drills = len(drills)
     if drills or copies:  # one shuffled pass over demonstrations x epochs + drills + copy spans
