@@ -108,3 +108,25 @@ def test_eviction_keeps_the_budget(chat_prompt, tiny_path):
     before = policy.prefix_cache.stats()
     policy.generate([chat_prompt(policy.tokenizer, "a"), chat_prompt(policy.tokenizer, "b")], greedy)
     assert policy.prefix_cache.stats() == before
+
+
+def test_threads_sharing_a_prefix_get_the_uncached_results(policies, chat_prompt):
+    """G attempts of one task in threads: each continues its own entry while others branch from it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    cached, plain = policies
+    tok = cached.tokenizer
+    first = chat_prompt(tok, "Fix the failing test in routekit: the query string loses its last pair.")
+    obs = [tok.encode("\n<|im_start|>user\n" + t + "<|im_end|>\n<|im_start|>assistant\n") for t in ("[exit code: 1]", "ok")]
+
+    def run(policy, seed):
+        ids, gens = _conversation(policy, first, obs, GenerationConfig(max_new_tokens=16, temperature=1.0, seed=seed))
+        return ids, [g.logprobs for g in gens]
+
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(lambda s: run(cached, s), range(8)))
+    for seed, (ids, lps) in enumerate(threaded):
+        ref_ids, ref_lps = run(plain, seed)
+        assert ids == ref_ids
+        for a, b in zip(lps, ref_lps):
+            assert a == pytest.approx(b, abs=1e-4)

@@ -104,11 +104,10 @@ class PrefixCache:
             if best_len == len(entry.ids):  # the prompt extends the entry: move it out
                 del self._entries[best_key]
                 cache = entry.cache
-            else:  # a branch: the entry stays for the conversation that made it
+            else:  # a branch: the entry stays for the conversation that made it. Copied under the
+                # lock: once released, that conversation may take the entry and extend it
                 self._entries.move_to_end(best_key)
-                cache = None
-        if cache is None:
-            cache = copy.deepcopy(entry.cache)
+                cache = copy.deepcopy(entry.cache)
         drop = len(entry.ids) - usable
         if drop:
             try:
