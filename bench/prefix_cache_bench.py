@@ -44,9 +44,8 @@ def collect(policy, tasks, group: int, seed: int) -> list[list[tuple[list[int], 
                 calls = []
                 for k in range(1, traj.num_turns + 1):
                     start = traj.segment_ids.index(k)
-                    end = len(traj.segment_ids) - traj.segment_ids[::-1].index(k)
                     room = LIMITS["max_context_tokens"] - start
-                    calls.append((traj.token_ids[:start], turn_seed(ep_seed, k - 1), min(LIMITS["max_tokens_per_call"], room), end - start))
+                    calls.append((traj.token_ids[:start], turn_seed(ep_seed, k - 1), min(LIMITS["max_tokens_per_call"], room)))
                 episodes.append(calls)
     return episodes
 
@@ -59,7 +58,7 @@ def replay(path, episodes, cache_tokens: int, stops: list[int]) -> dict:
     generated, prompt_tokens, outputs = 0, 0, []
     t0 = time.perf_counter()
     for calls in episodes:
-        for prompt, seed, budget, _ in calls:
+        for prompt, seed, budget in calls:
             cfg = GenerationConfig(max_new_tokens=budget, temperature=TEMPERATURE, stop_token_ids=stops, seed=seed)
             gen = policy.generate([prompt], cfg)[0]
             generated += len(gen.token_ids)

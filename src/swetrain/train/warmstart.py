@@ -22,7 +22,7 @@ import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -393,7 +393,8 @@ def _drill_samples(tokenizer: Any, n: int, seed: int) -> list[Any]:
 
 def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[dict[str, Any] | None, list[Any]]:
     """Copy-pretrain ``trainer.model`` in place (``cfg.copy_steps``; figures, or None when 0) and
-    build the ``cfg.copy_mix`` repeated-code SFT samples."""
+    build the ``cfg.copy_mix`` repeated-code SFT samples; with ``cfg.copy_lr_scale`` != 1, set the
+    SFT learning-rate multiplier of the copy-pretrained attention."""
     from swetrain.eval.copy_skill import induction_accuracy
     from swetrain.train.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained, copy_samples
 
@@ -410,6 +411,9 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[d
         _, stats = copy_pretrained(trainer.model, ccfg, code, on_step)
         stats["induction_accuracy"] = induction_accuracy(trainer.model)
         log.info("copy pretraining: %s", stats)
+        if cfg.copy_lr_scale != 1.0:  # SFT then trains the copy-pretrained attention at this multiplier
+            shallow = "|".join(str(i) for i in range(ccfg.start_layers))
+            trainer.config = replace(trainer.config, lr_scales=((rf"layers\.({shallow})\.self_attn\.", cfg.copy_lr_scale),))
     return stats, copy_samples(code, cfg.copy_mix, ccfg, seed=cfg.seed)
 
 
@@ -459,11 +463,6 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     demo_s = time.monotonic() - t0
     probe = samples[:16]  # NLL is reported on 16 demos: a full pass costs ~20 s per evaluation
     copy_stats, copies = _copy_pretrain(trainer, cfg, progress) if cfg.copy_steps or cfg.copy_mix else (None, [])
-    if cfg.copy_steps and cfg.copy_lr_scale != 1.0:
-        from swetrain.train.copy_pretrain import CopyPretrainConfig
-
-        shallow = "|".join(str(i) for i in range(CopyPretrainConfig().start_layers))
-        trainer.config.lr_scales = ((rf"layers\.({shallow})\.self_attn\.", cfg.copy_lr_scale),)
     drills = _drill_samples(trainer.tokenizer, cfg.drills, cfg.seed)
     n_drills = len(drills)
     if drills or copies:  # one shuffled pass over demonstrations x epochs + drills + copy spans
