@@ -28,6 +28,7 @@ _LAYER_CLIS = (
     "swetrain.train.cli",
     "swetrain.label.cli",
     "swetrain.eval.cli",
+    "swetrain.curriculum.cli",
 )
 
 

@@ -64,6 +64,10 @@ def sft(
     epochs: int = typer.Option(3, "--epochs"),
     lr: float = typer.Option(1e-4, "--lr"),
     all_trajectories: bool = typer.Option(False, "--all", help="also train on unresolved trajectories"),
+    mastery: Path = typer.Option(None, "--mastery", help="mastery map: replay by quota, low-mastery tasks first (RRE)"),
+    budget: int = typer.Option(0, "--budget", min=0, help="with --mastery: repair samples, successes cycled to fill it (0: each chosen one once)"),
+    max_quota: int = typer.Option(4, "--max-quota", min=0, help="with --mastery: distinct successes of an unmastered task"),
+    min_quota: int = typer.Option(1, "--min-quota", min=0, help="with --mastery: distinct successes of a mastered task"),
 ) -> None:
     """Repair SFT: fine-tune on (verifier-approved) stored trajectories, assistant tokens only."""
     from swetrain.policy.threads import configure_torch_threads
@@ -74,7 +78,19 @@ def sft(
     configure_torch_threads()
     run_dir = data.parent if data.name == "trajectories" else data
     trajs = TrajectoryStore(run_dir).read_all()
-    if not all_trajectories:
+    if mastery is not None:
+        from swetrain.curriculum.mastery import MasteryError, MasteryMap
+        from swetrain.curriculum.replay import plan_replay
+
+        if all_trajectories:
+            raise typer.BadParameter("--all cannot be combined with --mastery (replay uses verified successes only)",
+                                     param_hint="--all")
+        try:
+            trajs = plan_replay(trajs, MasteryMap.load(mastery), budget or None, max_quota=max_quota,
+                                min_quota=min_quota)
+        except MasteryError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--mastery") from None
+    elif not all_trajectories:
         trajs = [t for t in trajs if t.resolved]
     if not trajs:
         typer.echo(f"no {'resolved ' if not all_trajectories else ''}trajectories in {run_dir}/trajectories", err=True)
