@@ -150,3 +150,28 @@ def test_micro_batching_matches_full_batch(tiny_path, tokenizer):
         PolicyUpdater(model, opt, None, cfg.algo, cfg.optim, pad_id=tokenizer.pad_token_id).update(samples)
         params.append(torch.cat([p.detach().flatten() for p in model.parameters()]))
     assert torch.allclose(params[0], params[1], atol=1e-5)
+
+
+@pytest.mark.parametrize("recipe, rewards", [("fcswe", (True, False, False, False)), ("grpo", (False, False, False)),
+                                             ("minirl", (True, False, False))])
+def test_zero_advantage_rows_skipped_without_changing_the_update(recipe, rewards, tiny_path, tokenizer):
+    """Rows whose token advantages are all 0 run no forward/backward, yet the update is the same
+    (they stay in the loss normaliser; with no signal at all the optimizer still steps on zeros)."""
+    fixes = ["return a < b", "return a > b + 1", "x", "return b"]
+    trajs = [make_trajectory(tokenizer, TOOLS, "t1", fix_turns(fixes[c]), chain=c, resolved=r) for c, r in enumerate(rewards)]
+    trajs.append(make_trajectory(tokenizer, TOOLS, "t2", fix_turns("return 0"), chain=0, resolved=False))  # lone, A = 0
+    trajs.append(make_trajectory(tokenizer, TOOLS, "t2", fix_turns("return 1"), chain=1, resolved=False))
+    results = {}
+    for skip in (True, False):
+        overrides = [f"optim.skip_zero_advantage={str(skip).lower()}", "optim.micro_batch_tokens=64",
+                     "optim.mini_batches=2", "optim.epochs=2", "optim.weight_decay=0.01"]
+        cfg, samples, adv, before, after, metrics, model = _run(recipe, trajs, tiny_path, tokenizer, overrides)
+        results[skip] = (torch.cat([p.detach().flatten() for p in model.parameters()]), metrics)
+    zero_rows = sum(1 for a in adv if a == 0)
+    assert zero_rows >= 2
+    assert torch.allclose(results[True][0], results[False][0], atol=1e-6)
+    assert results[True][1]["loss"] == pytest.approx(results[False][1]["loss"], abs=1e-6)
+    # minirl: K1(old, ref) is exactly 0 while the policy equals its frozen reference, so the
+    # zero-return rows have no token advantage either (they are skipped after scoring)
+    assert results[True][1]["update/zero_adv_skipped"] == zero_rows
+    assert results[False][1]["update/zero_adv_skipped"] == 0

@@ -88,6 +88,9 @@ class OptimConfig(_Section):
     epochs: int = Field(default=1, ge=1)  # policy epochs over each step's rollouts
     mini_batches: int = Field(default=1, ge=1)  # optimizer steps per epoch
     micro_batch_tokens: int = Field(default=4096, ge=16)  # padded tokens per forward pass
+    # rows whose token advantages are all 0 add nothing to the gradient (every policy loss is
+    # linear in A_t): count them in the loss normaliser but run no forward/backward on them
+    skip_zero_advantage: bool = True
 
 
 class TrainLoopConfig(_Section):

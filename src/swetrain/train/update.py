@@ -187,33 +187,59 @@ class PolicyUpdater:
             return batch.loss_mask.sum()
         return (batch.loss_mask.sum(dim=1) > 0).sum().to(torch.float32)
 
+    def _sample_units(self, sample: TrainSample) -> float:
+        """``_units`` of one sample (the loss mask after collation is the sample's own)."""
+        n = sample.n_trainable
+        return float(n) if self.algo.loss_agg == "token-mean" else float(n > 0)
+
     def update(self, samples: Sequence[TrainSample], generator: torch.Generator | None = None) -> dict[str, float]:
         """One RL step's policy update on ``samples`` (trainable rows only); returns metrics."""
         samples = [s for s in samples if s.n_trainable > 0 and not _is_nan(s.advantage)]
         metrics: dict[str, float] = defaultdict(float)
         if not samples:
             return {"update/skipped": 1.0}
-        old = self._score(self.model, samples)
-        ref = self._score(self.ref_model, samples) if (self.ref_model is not None and self.algo.kl_beta > 0) else None
-        token_adv, kl = self.token_advantages(samples, old, ref)
+        # single process only: under FSDP every rank must run the same forward passes
+        skip = self.optim.skip_zero_advantage and self.all_reduce is None
+        if skip and not self.algo.use_return_to_go:
+            # scalar advantages (+ runtime penalty) do not depend on log-probs: find the rows
+            # with a training signal first and score only those
+            token_adv, kl = self.token_advantages(samples, [], None)
+            active = [k for k, a in enumerate(token_adv) if bool(a.any())]
+            old_active = self._score(self.model, [samples[k] for k in active])
+            old: list[torch.Tensor | None] = [None] * len(samples)
+            for k, o in zip(active, old_active):
+                old[k] = o
+        else:
+            old = self._score(self.model, samples)
+            ref = self._score(self.ref_model, samples) if (self.ref_model is not None and self.algo.kl_beta > 0) else None
+            token_adv, kl = self.token_advantages(samples, old, ref)
         prepared = []
         for k, s in enumerate(samples):
             prepared.append((s, old[k], token_adv[k]))
         params = self._loss_params()
+        n_skipped = 0
         n_opt = 0
         self.model.train()
         for _epoch in range(self.optim.epochs):
             for rows in split_mini_batches(len(prepared), self.optim.mini_batches, generator):
                 mini = [prepared[i] for i in rows]
-                plan = plan_micro_batches([len(p[0].token_ids) for p in mini], self.optim.micro_batch_tokens)
-                batches = [self._make_batch([mini[i] for i in micro]) for micro in plan]
-                total = sum(self._units(b) for b in batches)
-                total = torch.as_tensor(total, dtype=torch.float32)
+                total = torch.as_tensor(sum(self._sample_units(p[0]) for p in mini), dtype=torch.float32)
                 if self.all_reduce is not None:
                     total = self.all_reduce(total.to(self.device)).cpu()
                 if float(total) <= 0:
                     continue
+                if skip:  # zero-advantage rows keep their share of the normaliser, nothing else
+                    n_skipped += sum(not bool(p[2].any()) for p in mini)
+                    mini = [p for p in mini if bool(p[2].any())]
+                plan = plan_micro_batches([len(p[0].token_ids) for p in mini], self.optim.micro_batch_tokens)
+                batches = [self._make_batch([mini[i] for i in micro]) for micro in plan]
+                trained = max(float(sum(self._units(b) for b in batches)), 1.0)
                 self.optimizer.zero_grad(set_to_none=True)
+                if not batches:  # the full update's gradient is exactly 0: step on zeros, as it would
+                    metrics["loss"] += 0.0
+                    for param in self.model.parameters():
+                        if param.requires_grad:
+                            param.grad = torch.zeros_like(param)
                 for b in batches:
                     b = b.to(self.device)
                     with _autocast(self.device, self.precision):
@@ -232,8 +258,9 @@ class PolicyUpdater:
                     # FSDP averages gradients over ranks; multiply back so the global loss is exact
                     (loss * weight * self.world_size).backward()
                     metrics["loss"] += float(loss.detach()) * weight
+                    share = float(self._units(b)) / trained  # diagnostics: mean over trained rows
                     for key, value in m.items():
-                        metrics[key] += float(value) * weight
+                        metrics[key] += float(value) * share
                 grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.grad_clip)
                 metrics["grad_norm"] += float(grad_norm)
                 self.optimizer.step()
@@ -244,6 +271,7 @@ class PolicyUpdater:
         out.update(kl)
         out["update/optimizer_steps"] = float(n_opt)
         out["update/trajectories"] = float(len(samples))
+        out["update/zero_adv_skipped"] = float(n_skipped) / max(self.optim.epochs, 1)
         out["update/trainable_tokens"] = float(sum(s.n_trainable for s in samples))
         adv_tok = torch.cat([a[torch.as_tensor(s.loss_mask, dtype=torch.bool)] for s, _, a in prepared])
         out["adv/token_mean"] = float(adv_tok.mean()) if adv_tok.numel() else 0.0
