@@ -75,3 +75,13 @@ def test_missing_and_malformed_file(tmp_path) -> None:
     bad.write_text("- a\n- b\n")
     with pytest.raises(ConfigError, match="expected a mapping"):
         load_config("grpo", config_file=bad)
+
+
+def test_fsdp_on_off_survive_yaml_booleans():
+    """YAML 1.1 reads on/off as booleans; the documented `train.fsdp=on` must still mean "on"."""
+    from swetrain.train.config import ConfigError, load_config
+
+    assert load_config("fcswe", overrides=["train.fsdp=on"]).train.fsdp == "on"
+    assert load_config("fcswe", overrides=["train.fsdp=off"]).train.fsdp == "off"
+    with pytest.raises(ConfigError, match="train.fsdp"):
+        load_config("fcswe", overrides=["train.fsdp=2"])

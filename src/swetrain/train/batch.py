@@ -156,9 +156,11 @@ def plan_micro_batches(lengths: Sequence[int], token_budget: int) -> list[list[i
     return plans
 
 
-def split_mini_batches(n: int, parts: int, generator: torch.Generator | None = None) -> list[list[int]]:
-    """Shuffle ``range(n)`` with ``generator`` and cut it into ``parts`` near-equal mini-batches."""
-    parts = max(1, min(parts, n))
+def split_mini_batches(n: int, parts: int, generator: torch.Generator | None = None,
+                       count: int | None = None) -> list[list[int]]:
+    """Shuffle ``range(n)`` with ``generator`` and cut it into ``parts`` near-equal mini-batches
+    (at most ``n``; exactly ``count`` when given, some possibly empty: FSDP ranks must agree)."""
+    parts = count if count is not None else max(1, min(parts, n))
     perm = torch.randperm(n, generator=generator).tolist() if generator is not None else list(range(n))
     return [perm[k::parts] for k in range(parts)]
 
@@ -174,11 +176,14 @@ def token_logprobs(
     Uses the model's logits at position ``t-1``; log-softmax is taken in float32 for stability.
     With ``loss_mask`` only the positions where it is non-zero are projected to the vocabulary
     (the LM head and the softmax dominate a small model's cost; prompt and observation tokens,
-    most of an agent trajectory, need no logits); other positions are 0.
+    most of an agent trajectory, need no logits); other positions are 0. An FSDP-wrapped model
+    takes the full-logits path.
     """
     head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     body = getattr(model, "model", None)
-    if loss_mask is None or head is None or body is None:
+    # an FSDP wrapper must run its own forward (it unshards the root's embeddings and head there)
+    sharded = hasattr(model, "_fsdp_wrapped_module")
+    if loss_mask is None or head is None or body is None or sharded:
         logits = model(input_ids=input_ids, attention_mask=attention_mask).logits  # [B, T, V]
         logits = logits[:, :-1, :].float()
         targets = input_ids[:, 1:]

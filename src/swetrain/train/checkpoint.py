@@ -72,6 +72,7 @@ def save_checkpoint(
     state: dict[str, Any],
     keep: int = 2,
     model_state_dict: dict[str, torch.Tensor] | None = None,
+    optimizer_state: dict[str, Any] | None = None,
 ) -> Path:
     """Write checkpoint ``step`` atomically, point ``latest.json`` at it, prune old ones."""
     root = Path(run_dir) / "checkpoints"
@@ -86,8 +87,8 @@ def save_checkpoint(
     model.save_pretrained(tmp / "model", **kwargs)
     if tokenizer is not None:
         tokenizer.save_pretrained(tmp / "model")
-    if optimizer is not None:
-        torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+    if optimizer_state is not None or optimizer is not None:  # FSDP passes the gathered full state
+        torch.save(optimizer_state if optimizer_state is not None else optimizer.state_dict(), tmp / "optimizer.pt")
     if scheduler is not None:
         torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
     torch.save(rng_state(), tmp / "rng.pt")

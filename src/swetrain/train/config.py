@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 RECIPES = ("grpo", "fcswe", "minirl")
 
@@ -102,6 +102,12 @@ class TrainLoopConfig(_Section):
     precision: Literal["auto", "fp32", "bf16"] = "auto"  # auto: bf16 autocast on CUDA, fp32 on CPU
     fsdp: Literal["auto", "off", "on"] = "auto"  # auto: FSDP only when torch.distributed has >1 rank
     device: str = "auto"  # auto: cuda if available else cpu
+
+    @field_validator("fsdp", mode="before")
+    @classmethod
+    def _yaml_on_off(cls, value: Any) -> Any:
+        """YAML 1.1 reads ``on``/``off`` as booleans; ``train.fsdp=on`` means the string."""
+        return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
 
 class LoggingConfig(_Section):

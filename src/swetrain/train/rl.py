@@ -128,7 +128,7 @@ class RLTrainer:
     def _device(self) -> torch.device:
         want = self.config.train.device
         if self.dist.fsdp:
-            return torch.device("cuda", self.dist.local_rank)
+            return torch.device(self.dist.device)
         if want == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
         return torch.device(want)
@@ -173,12 +173,18 @@ class RLTrainer:
             device=self.device,
             world_size=self.dist.world_size,
             all_reduce=dist.all_reduce_sum(self.dist),
+            all_reduce_max=dist.all_reduce_max(self.dist),
         )
+
+    def _store_root(self) -> Path:
+        """Where this rank's trajectories go: the run directory, or ``rank-R/`` under FSDP (each
+        rank rolls out its own share of the tasks and appends to its own store)."""
+        return self.run_dir / f"rank-{self.dist.rank}" if self.dist.fsdp else self.run_dir
 
     def _store(self):
         from swetrain.rollout.store import TrajectoryStore
 
-        return TrajectoryStore(self.run_dir)
+        return TrajectoryStore(self._store_root())
 
     # ------------------------------------------------------------------ resume
     def resume(self) -> int:
@@ -190,23 +196,32 @@ class RLTrainer:
             return 0
         from safetensors.torch import load_file
 
+        from swetrain.train import distributed as dist
+
         weights = load_file(str(path / "model" / "model.safetensors"))
-        missing, unexpected = self._unwrapped().load_state_dict(weights, strict=False)
+        optim_file = path / "optimizer.pt"
+        optim_state = torch.load(optim_file, weights_only=False) if optim_file.is_file() else None
+        target = self.model if self.dist.fsdp else self._unwrapped()
+        missing, unexpected = dist.load_full_state(target, self.optimizer, weights, optim_state, self.dist)
         missing = [k for k in missing if not k.endswith("lm_head.weight")]
         if missing or unexpected:
             raise RuntimeError(f"checkpoint {path}: missing {missing[:3]} unexpected {unexpected[:3]}")
-        state = ckpt.load_training_state(path, self.optimizer, self.scheduler)
+        state = ckpt.load_training_state(path, None, self.scheduler)
         self.step = int(state["step"])
-        self._reset_outputs(int(state["store_offset"]), int(state["metrics_lines"]))
+        offsets = state.get("store_offsets") or [state["store_offset"]]
+        if len(offsets) != self.dist.world_size:
+            raise RuntimeError(f"checkpoint {path} was written by {len(offsets)} rank(s); this run has {self.dist.world_size}")
+        self._reset_outputs(int(offsets[self.dist.rank]), int(state["metrics_lines"]))
         self._sync()
         log.info("resumed %s at step %d", self.run_dir, self.step)
         return self.step
 
     def _reset_outputs(self, store_offset: int, metrics_lines: int) -> None:
-        removed = ckpt.truncate_store(self.run_dir, store_offset)
+        removed = ckpt.truncate_store(self._store_root(), store_offset)
         if removed:
             log.info("dropped %d trajectories written after the checkpoint", removed)
-        ckpt.truncate_jsonl(self.run_dir / "metrics.jsonl", metrics_lines)
+        if self.dist.is_main:
+            ckpt.truncate_jsonl(self.run_dir / "metrics.jsonl", metrics_lines)
 
     def _unwrapped(self) -> torch.nn.Module:
         return getattr(self.model, "module", self.model)
@@ -219,7 +234,8 @@ class RLTrainer:
             self.resume()
         elif ckpt.latest_checkpoint(self.run_dir) is not None or (self.run_dir / "metrics.jsonl").exists():
             raise FileExistsError(f"{self.run_dir} already holds a run; pass resume=True (--resume) or a new --out")
-        (self.run_dir / "config.yaml").write_text(cfg.to_yaml())
+        if self.dist.is_main:
+            (self.run_dir / "config.yaml").write_text(cfg.to_yaml())
         logger = MetricsLogger(
             self.run_dir,
             tensorboard=cfg.logging.tensorboard and self.dist.is_main,
@@ -282,7 +298,7 @@ class RLTrainer:
         trajs = sorted(store.read_all(offset), key=lambda t: (t.instance_id, t.chain, t.attempt))
         records = [AttemptRecord(t.instance_id, t.chain, t.attempt - 1, bool(t.resolved)) for t in trajs]
         metrics: dict[str, Any] = {}
-        if trajs:
+        if trajs or self.dist.fsdp:  # under FSDP a rank without rows still joins the update
             rewards, advs = trajectory_advantages(records, cfg.algo)
             samples = [sample_from_trajectory(t, a, r) for t, a, r in zip(trajs, advs, rewards)]
             gen = torch.Generator().manual_seed(rollout_seed(cfg.seed, step))
@@ -291,8 +307,8 @@ class RLTrainer:
             metrics["time/update_s"] = time.monotonic() - t1
             finite = [r for r in rewards if not math.isnan(r)]
             metrics["reward/mean"] = sum(finite) / len(finite) if finite else 0.0
-            metrics["adv/nonzero_frac"] = sum(1 for a in advs if not math.isnan(a) and a != 0) / len(advs)
-            summary = summarize(trajs)
+            metrics["adv/nonzero_frac"] = sum(1 for a in advs if not math.isnan(a) and a != 0) / max(len(advs), 1)
+            summary = summarize(trajs) if trajs else {}
             for key in ("resolved@1", "resolved@2", "conditional_recovery", "invalid_turn_rate", "mean_turns"):
                 if key in summary and summary[key] is not None:
                     metrics[f"rollout/{key}"] = summary[key]
@@ -326,6 +342,8 @@ class RLTrainer:
         from swetrain.train import distributed as dist
 
         state_dict = dist.full_state_dict(self.model, self.dist)
+        optim_state = dist.full_optim_state_dict(self.model, self.optimizer, self.dist)
+        offsets = dist.gather_objects(self._store().count(), self.dist)  # every rank's store
         if not self.dist.is_main:
             return None
         lines = metrics_lines if metrics_lines is not None else len(ckpt_lines(self.run_dir))
@@ -335,9 +353,11 @@ class RLTrainer:
             model=self._unwrapped(),
             tokenizer=self.tokenizer,
             optimizer=self.optimizer,
+            optimizer_state=optim_state,
             scheduler=self.scheduler,
             state={
-                "store_offset": self._store().count(),
+                "store_offset": offsets[0],
+                "store_offsets": offsets,
                 "metrics_lines": lines,
                 "data_cursor": self.step * min(self.config.rollout.tasks_per_step, len(self.tasks)),
                 "recipe": self.config.recipe,

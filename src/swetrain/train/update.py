@@ -98,6 +98,7 @@ class PolicyUpdater:
         device: torch.device | str = "cpu",
         world_size: int = 1,
         all_reduce: Any = None,
+        all_reduce_max: Any = None,
     ) -> None:
         from swetrain.algos.losses import get_policy_loss
 
@@ -112,11 +113,26 @@ class PolicyUpdater:
         self.device = torch.device(device)
         self.world_size = world_size
         self.all_reduce = all_reduce  # callable(tensor) -> summed tensor across ranks (FSDP path)
+        self.all_reduce_max = all_reduce_max  # callable(tensor) -> max across ranks (FSDP path)
         self.loss_fn = get_policy_loss(algo.policy_loss)
         if algo.kl_beta > 0 and ref_model is None:
             raise ValueError("algo.kl_beta > 0 needs a frozen reference model (ref_model)")
 
     # ------------------------------------------------------------------ scoring
+    # ------------------------------------------------------------------ FSDP lock-step
+    def _passes(self, n: int, sharded: bool = True) -> int:
+        """How many forward passes this rank must run: the most any rank runs (FSDP all-gathers
+        parameters in every forward, so ranks that ran fewer would wait forever)."""
+        if self.all_reduce_max is None or not sharded:
+            return n
+        return int(self.all_reduce_max(torch.tensor([n], dtype=torch.long)).item())
+
+    def _filler_logprobs(self, model: torch.nn.Module) -> torch.Tensor:
+        """A forward pass on a 2-token filler batch (it only keeps this rank in step)."""
+        ids = torch.full((1, 2), self.pad_id, dtype=torch.long, device=self.device)
+        with _autocast(self.device, self.precision):
+            return token_logprobs(model, ids, torch.ones_like(ids), torch.tensor([[0.0, 1.0]], device=self.device))
+
     @torch.no_grad()
     def _score(self, model: torch.nn.Module, samples: Sequence[TrainSample]) -> list[torch.Tensor]:
         """Per-sample log-probs ``[len(sample)]`` under ``model`` (no grad, micro-batched)."""
@@ -124,12 +140,15 @@ class PolicyUpdater:
         model.eval()
         out: list[torch.Tensor | None] = [None] * len(samples)
         plan = plan_micro_batches([len(s.token_ids) for s in samples], self.optim.micro_batch_tokens)
+        n_pass = self._passes(len(plan), sharded=model is self.model)  # agreed before any forward
         for rows in plan:
             batch = collate([samples[i] for i in rows], self.pad_id).to(self.device)
             with _autocast(self.device, self.precision):
                 logp = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.loss_mask).float()
             for j, i in enumerate(rows):
                 out[i] = logp[j, : len(samples[i].token_ids)].cpu()
+        for _ in range(n_pass - len(plan)):
+            self._filler_logprobs(model)
         model.train(was_training)
         return out  # type: ignore[return-value]
 
@@ -196,10 +215,9 @@ class PolicyUpdater:
         """One RL step's policy update on ``samples`` (trainable rows only); returns metrics."""
         samples = [s for s in samples if s.n_trainable > 0 and not _is_nan(s.advantage)]
         metrics: dict[str, float] = defaultdict(float)
-        if not samples:
+        if not samples and self.all_reduce_max is None:  # under FSDP the other ranks need this one
             return {"update/skipped": 1.0}
-        # single process only: under FSDP every rank must run the same forward passes
-        skip = self.optim.skip_zero_advantage and self.all_reduce is None
+        skip = self.optim.skip_zero_advantage
         if skip and not self.algo.use_return_to_go:
             # scalar advantages (+ runtime penalty) do not depend on log-probs: find the rows
             # with a training signal first and score only those
@@ -221,12 +239,14 @@ class PolicyUpdater:
         n_opt = 0
         self.model.train()
         for _epoch in range(self.optim.epochs):
-            for rows in split_mini_batches(len(prepared), self.optim.mini_batches, generator):
+            # every rank takes the same number of mini-batches (an empty one still steps)
+            n_mini = self._passes(min(self.optim.mini_batches, len(prepared))) if self.all_reduce_max else None
+            for rows in split_mini_batches(len(prepared), self.optim.mini_batches, generator, n_mini):
                 mini = [prepared[i] for i in rows]
                 total = torch.as_tensor(sum(self._sample_units(p[0]) for p in mini), dtype=torch.float32)
                 if self.all_reduce is not None:
                     total = self.all_reduce(total.to(self.device)).cpu()
-                if float(total) <= 0:
+                if float(total) <= 0:  # the same on every rank: total is global
                     continue
                 if skip:  # zero-advantage rows keep their share of the normaliser, nothing else
                     n_skipped += sum(not bool(p[2].any()) for p in mini)
@@ -235,7 +255,8 @@ class PolicyUpdater:
                 batches = [self._make_batch([mini[i] for i in micro]) for micro in plan]
                 trained = max(float(sum(self._units(b) for b in batches)), 1.0)
                 self.optimizer.zero_grad(set_to_none=True)
-                if not batches:  # the full update's gradient is exactly 0: step on zeros, as it would
+                n_pass = self._passes(len(batches))
+                if n_pass == 0:  # the full update's gradient is exactly 0: step on zeros, as it would
                     metrics["loss"] += 0.0
                     for param in self.model.parameters():
                         if param.requires_grad:
@@ -261,7 +282,12 @@ class PolicyUpdater:
                     share = float(self._units(b)) / trained  # diagnostics: mean over trained rows
                     for key, value in m.items():
                         metrics[key] += float(value) * share
-                grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.grad_clip)
+                for _ in range(n_pass - len(batches)):  # FSDP: keep in step with the other ranks
+                    (0.0 * self._filler_logprobs(self.model).sum()).backward()
+                if hasattr(self.model, "clip_grad_norm_"):  # FSDP: the norm over every rank's shard
+                    grad_norm = self.model.clip_grad_norm_(self.optim.grad_clip)
+                else:
+                    grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.grad_clip)
                 metrics["grad_norm"] += float(grad_norm)
                 self.optimizer.step()
                 if self.scheduler is not None:
@@ -273,7 +299,7 @@ class PolicyUpdater:
         out["update/trajectories"] = float(len(samples))
         out["update/zero_adv_skipped"] = float(n_skipped) / max(self.optim.epochs, 1)
         out["update/trainable_tokens"] = float(sum(s.n_trainable for s in samples))
-        adv_tok = torch.cat([a[torch.as_tensor(s.loss_mask, dtype=torch.bool)] for s, _, a in prepared])
+        adv_tok = torch.cat([torch.zeros(0)] + [a[torch.as_tensor(s.loss_mask, dtype=torch.bool)] for s, _, a in prepared])
         out["adv/token_mean"] = float(adv_tok.mean()) if adv_tok.numel() else 0.0
         out["adv/token_abs_max"] = float(adv_tok.abs().max()) if adv_tok.numel() else 0.0
         return out
