@@ -42,6 +42,8 @@ def test_refresh_replaces_estimate_and_keeps_history_and_evidence():
     assert [h.phase for h in rec.history] == ["base"] and rec.estimate_of("base").p_hat == 0.5
     assert rec.ever_solved  # ... but H(x) survives: a success was verified once
     assert m.p_hat("unknown") is None
+    m.refresh("x", 2, 2, "rl-1")  # another round of the same phase adds to its estimate
+    assert (rec.current.rollouts, rec.current.successes, len(rec.history)) == (6, 2, 1)
     with pytest.raises(MasteryError, match="successes <= rollouts"):
         m.refresh("y", 2, 3, "base")
     with pytest.raises(MasteryError, match="1 <= rollouts"):

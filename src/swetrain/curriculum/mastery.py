@@ -88,11 +88,19 @@ class MasteryMap:
 
     # ------------------------------------------------------------------ updates
     def refresh(self, instance_id: str, rollouts: int, successes: int, phase: str) -> InstanceMastery:
-        """Record a new estimate: it becomes the current one, the old one moves to the history."""
-        est = Estimate(phase=phase, rollouts=int(rollouts), successes=int(successes))
+        """Record a new estimate: it becomes the current one, the old one moves to the history.
+
+        More rollouts of the phase that made the current estimate (the same policy) are added to
+        it instead: estimating a phase in several rounds gives one estimate over all its rollouts.
+        """
         rec = self.instances.setdefault(instance_id, InstanceMastery(instance_id))
-        if rec.current is not None:
-            rec.history.append(rec.current)
+        if rec.current is not None and rec.current.phase == phase:
+            est = Estimate(phase=phase, rollouts=rec.current.rollouts + int(rollouts),
+                           successes=rec.current.successes + int(successes))
+        else:
+            est = Estimate(phase=phase, rollouts=int(rollouts), successes=int(successes))
+            if rec.current is not None:
+                rec.history.append(rec.current)
         rec.current = est
         rec.ever_solved = rec.ever_solved or est.successes > 0
         return rec
