@@ -33,3 +33,20 @@ def test_bad_env_value_is_named(monkeypatch, bad):
     monkeypatch.setenv(threads.ENV_VAR, bad)
     with pytest.raises(ValueError, match="SWETRAIN_TORCH_THREADS"):
         threads.requested_threads()
+
+
+def test_update_threads_and_scoped_threads(monkeypatch):
+    import os
+
+    monkeypatch.delenv(threads.UPDATE_ENV_VAR, raising=False)
+    assert threads.update_threads() == len(os.sched_getaffinity(0))  # every usable core
+    monkeypatch.setenv(threads.UPDATE_ENV_VAR, "3")
+    assert threads.update_threads() == 3
+    for bad in ("0", "x"):
+        monkeypatch.setenv(threads.UPDATE_ENV_VAR, bad)
+        with pytest.raises(ValueError, match="SWETRAIN_UPDATE_THREADS"):
+            threads.update_threads()
+    before = torch.get_num_threads()
+    with threads.torch_threads(before + 1):
+        assert torch.get_num_threads() == before + 1
+    assert torch.get_num_threads() == before  # restored

@@ -63,3 +63,47 @@ def configure_torch_threads(default: int = DEFAULT_THREADS, *, force: bool = Fal
         ENV_VAR,
     )
     return _configured
+
+
+UPDATE_ENV_VAR = "SWETRAIN_UPDATE_THREADS"
+
+
+def update_threads() -> int:
+    """Intra-op threads for a trainer's update phase: ``SWETRAIN_UPDATE_THREADS`` (an integer, or
+    ``auto``/unset = every core this process may use). The rollout phase shares the cores with
+    sandboxes and workers; the update phase runs alone, so it can take them all."""
+    raw = os.environ.get(UPDATE_ENV_VAR, "").strip().lower()
+    if raw and raw != "auto":
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{UPDATE_ENV_VAR}={raw!r}: expected a positive integer or 'auto'") from None
+        if value < 1:
+            raise ValueError(f"{UPDATE_ENV_VAR}={raw!r}: expected a positive integer or 'auto'")
+        return value
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class torch_threads:
+    """Context manager: run the block with ``n`` intra-op threads, then restore the previous number."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.previous: int | None = None
+
+    def __enter__(self) -> torch_threads:
+        import torch
+
+        self.previous = torch.get_num_threads()
+        if self.n != self.previous:
+            torch.set_num_threads(self.n)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import torch
+
+        if self.previous is not None and torch.get_num_threads() != self.previous:
+            torch.set_num_threads(self.previous)

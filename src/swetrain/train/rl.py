@@ -261,6 +261,7 @@ class RLTrainer:
     def train_step(self) -> dict[str, Any]:
         """One RL step (see the module docstring); returns its metrics."""
         from swetrain.agent.loop import EpisodeLimits
+        from swetrain.policy.threads import torch_threads, update_threads
         from swetrain.rollout.engine import RolloutConfig, RolloutEngine, summarize
 
         cfg = self.config
@@ -303,8 +304,13 @@ class RLTrainer:
             samples = [sample_from_trajectory(t, a, r) for t, a, r in zip(trajs, advs, rewards)]
             gen = torch.Generator().manual_seed(rollout_seed(cfg.seed, step))
             t1 = time.monotonic()
-            metrics.update(self.updater.update(samples, gen))
+            # the update runs alone (no rollout threads or sandboxes): a single CPU process may use
+            # every core (not under FSDP, where the ranks share them)
+            n_threads = update_threads() if self.shared else torch.get_num_threads()
+            with torch_threads(n_threads):
+                metrics.update(self.updater.update(samples, gen))
             metrics["time/update_s"] = time.monotonic() - t1
+            metrics["update/threads"] = n_threads
             finite = [r for r in rewards if not math.isnan(r)]
             metrics["reward/mean"] = sum(finite) / len(finite) if finite else 0.0
             metrics["adv/nonzero_frac"] = sum(1 for a in advs if not math.isnan(a) and a != 0) / max(len(advs), 1)
