@@ -66,29 +66,20 @@ def mastery_cmd(
     as_json: bool = typer.Option(False, "--json", help="print the map's summary as one JSON line"),
 ) -> None:
     """Estimate per-task pass rates (M independent rollouts, real sandboxes and verifier)."""
-    import random
-
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from swetrain.curriculum.mastery import estimate_mastery
     from swetrain.policy.hf import HFPolicy
     from swetrain.policy.threads import configure_torch_threads
-    from swetrain.rollout.cli import _load_tasks
-    from swetrain.train.policy_spec import resolve_policy_path
+    from swetrain.rollout.cli import _model_path, _sample_tasks
 
     configure_torch_threads()
     mastery = _load_map(out, policy, must_exist=False)
-    chosen = sorted(_load_tasks(tasks, split or None), key=lambda t: t.instance_id)
-    random.Random(seed).shuffle(chosen)
-    if limit:
-        chosen = chosen[:limit]
+    chosen = _sample_tasks(tasks, split or None, seed, limit)
     if resume:
         done = mastery.estimated(phase)
         chosen = [t for t in chosen if t.instance_id not in done]
-    try:
-        path = resolve_policy_path(policy)
-    except (ValueError, FileNotFoundError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--policy") from None
+    path = _model_path(policy)
     runs = runs_dir or out.with_name(out.name + ".runs")
     changes: dict = {"refreshed": 0, "new_evidence": 0, "skipped": {}}
     if chosen:

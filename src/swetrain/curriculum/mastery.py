@@ -295,29 +295,14 @@ def estimate_mastery(
     Returns ``{"refreshed": n, "new_evidence": n, "skipped": {instance_id: reason}}``; skipped
     tasks (infrastructure failures on every rollout) keep their previous estimate.
     """
-    from swetrain.agent.loop import EpisodeLimits
-    from swetrain.rollout.engine import RolloutConfig, RolloutEngine
-    from swetrain.rollout.store import TrajectoryStore
+    from swetrain.rollout.engine import run_local
 
     if rollouts < 1:
         raise MasteryError(f"rollouts: must be >= 1 (got {rollouts})")
-    engine = RolloutEngine(
-        policy,
-        verifier,
-        backend="local",
-        workers=workers,
-        config=RolloutConfig(
-            group=rollouts,
-            attempts=1,
-            context_variant="none",
-            limits=EpisodeLimits(max_turns=max_turns, max_context_tokens=max_context_tokens,
-                                 max_tokens_per_call=max_new_tokens),
-            seed=seed,
-            temperature=temperature,
-        ),
+    report, trajs = run_local(
+        policy, tasks, out_dir, chains=rollouts, attempts=1, context_variant="none", seed=seed,
+        max_turns=max_turns, max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens,
+        temperature=temperature, workers=workers, verifier=verifier, on_result=on_result,
     )
-    store = TrajectoryStore(out_dir)
-    offset = store.count()
-    report = engine.run(tasks, store, resume=False, on_result=on_result)
-    changes = update_from_trajectories(mastery, store.read_all(offset), phase)
+    changes = update_from_trajectories(mastery, trajs, phase)
     return {**changes, "skipped": dict(report.skipped_tasks)}

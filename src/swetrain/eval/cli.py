@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 
 import typer
@@ -35,18 +34,11 @@ def evaluate(
     from swetrain.eval.evaluate import evaluate_policy
     from swetrain.policy.hf import HFPolicy
     from swetrain.policy.threads import configure_torch_threads
-    from swetrain.rollout.cli import _load_tasks
-    from swetrain.train.policy_spec import resolve_policy_path
+    from swetrain.rollout.cli import _model_path, _sample_tasks
 
     configure_torch_threads()
-    chosen = sorted(_load_tasks(tasks, split or None), key=lambda t: t.instance_id)
-    random.Random(seed).shuffle(chosen)
-    if limit:
-        chosen = chosen[:limit]
-    try:
-        path = resolve_policy_path(policy)
-    except (ValueError, FileNotFoundError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--policy") from None
+    chosen = _sample_tasks(tasks, split or None, seed, limit)
+    path = _model_path(policy)
     out.mkdir(parents=True, exist_ok=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=as_json) as progress:

@@ -70,29 +70,14 @@ def evaluate_policy(
     on_result: Any = None,
 ) -> EvalResult:
     """Run the protocol and compute the metrics (tasks skipped for infrastructure reasons excluded)."""
-    from swetrain.agent.loop import EpisodeLimits
     from swetrain.eval.metrics import conditional_recovery, resolved_at
-    from swetrain.rollout.engine import RolloutConfig, RolloutEngine, summarize
-    from swetrain.rollout.store import TrajectoryStore
+    from swetrain.rollout.engine import run_local, summarize
 
-    engine = RolloutEngine(
-        policy,
-        verifier,
-        backend="local",
-        workers=workers,
-        config=RolloutConfig(
-            group=chains,
-            attempts=attempts,
-            context_variant=context_variant,
-            limits=EpisodeLimits(max_turns=max_turns, max_context_tokens=max_context_tokens, max_tokens_per_call=max_new_tokens),
-            seed=seed,
-            temperature=temperature,
-        ),
+    report, trajs = run_local(
+        policy, tasks, out_dir, chains=chains, attempts=attempts, context_variant=context_variant, seed=seed,
+        max_turns=max_turns, max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens,
+        temperature=temperature, workers=workers, verifier=verifier, on_result=on_result,
     )
-    store = TrajectoryStore(out_dir)
-    offset = store.count()
-    report = engine.run(tasks, store, resume=False, on_result=on_result)
-    trajs = store.read_all(offset)
     kept = [t.instance_id for t in tasks if t.instance_id not in report.skipped_tasks]
     if not kept:
         raise RuntimeError(f"evaluation: every task was skipped for infrastructure reasons: {report.skipped_tasks}")

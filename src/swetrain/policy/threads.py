@@ -23,20 +23,28 @@ log = logging.getLogger(__name__)
 _configured: int | None = None
 
 
-def requested_threads(default: int = DEFAULT_THREADS) -> int | None:
-    """Threads asked for by ``SWETRAIN_TORCH_THREADS`` (None for ``auto``), else ``default``."""
-    raw = os.environ.get(ENV_VAR, "").strip()
+def _env_threads(var: str) -> int | str | None:
+    """``var`` as a thread count: an integer >= 1, ``"auto"``, or None when unset."""
+    raw = os.environ.get(var, "").strip()
     if not raw:
-        return default
-    if raw.lower() == "auto":
         return None
+    if raw.lower() == "auto":
+        return "auto"
     try:
         value = int(raw)
     except ValueError:
-        raise ValueError(f"{ENV_VAR}={raw!r}: expected a positive integer or 'auto'") from None
+        value = 0
     if value < 1:
-        raise ValueError(f"{ENV_VAR}={raw!r}: expected a positive integer or 'auto'")
+        raise ValueError(f"{var}={raw!r}: expected a positive integer or 'auto'")
     return value
+
+
+def requested_threads(default: int = DEFAULT_THREADS) -> int | None:
+    """Threads asked for by ``SWETRAIN_TORCH_THREADS`` (None for ``auto``), else ``default``."""
+    value = _env_threads(ENV_VAR)
+    if value is None:
+        return default
+    return None if value == "auto" else int(value)
 
 
 def configure_torch_threads(default: int = DEFAULT_THREADS, *, force: bool = False) -> int:
@@ -72,14 +80,8 @@ def update_threads() -> int:
     """Intra-op threads for a trainer's update phase: ``SWETRAIN_UPDATE_THREADS`` (an integer, or
     ``auto``/unset = every core this process may use). The rollout phase shares the cores with
     sandboxes and workers; the update phase runs alone, so it can take them all."""
-    raw = os.environ.get(UPDATE_ENV_VAR, "").strip().lower()
-    if raw and raw != "auto":
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ValueError(f"{UPDATE_ENV_VAR}={raw!r}: expected a positive integer or 'auto'") from None
-        if value < 1:
-            raise ValueError(f"{UPDATE_ENV_VAR}={raw!r}: expected a positive integer or 'auto'")
+    value = _env_threads(UPDATE_ENV_VAR)
+    if isinstance(value, int):
         return value
     try:
         return max(1, len(os.sched_getaffinity(0)))

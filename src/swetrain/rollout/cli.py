@@ -32,6 +32,27 @@ def _load_tasks(spec: str, split: str | None) -> list:
     return tasks
 
 
+def _sample_tasks(spec: str, split: str | None, seed: int, limit: int) -> list:
+    """The tasks of ``spec``/``split`` in a seeded shuffle of their sorted ids, the first ``limit``
+    of them (0 = all): the same choice for the same seed, whatever the file's order."""
+    import random
+
+    chosen = sorted(_load_tasks(spec, split), key=lambda t: t.instance_id)
+    random.Random(seed).shuffle(chosen)
+    return chosen[:limit] if limit else chosen
+
+
+def _model_path(spec: str) -> Path:
+    """A policy spec of the train layer (``tiny-sft``, a model folder, ...) as a model folder,
+    or a ``--policy`` usage error naming the problem."""
+    from swetrain.train.policy_spec import resolve_policy_path
+
+    try:
+        return resolve_policy_path(spec)
+    except (ValueError, FileNotFoundError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--policy") from None
+
+
 def rollout(
     tasks: str = typer.Option(..., "--tasks", help="Tasks file (JSONL/JSON/Parquet) or 'builtin'."),
     policy: str = typer.Option(..., "--policy", help="Policy spec: a swetrain.policy spec (e.g. a model folder, 'tiny'), or 'scripted:NAME'."),

@@ -369,6 +369,46 @@ class RolloutEngine:
 
 
 # ---------------------------------------------------------------------- metrics
+def run_local(
+    policy: Any,
+    tasks: Sequence[Any],
+    out_dir: str | Path,
+    *,
+    chains: int,
+    attempts: int,
+    context_variant: str = "patch+verifier",
+    seed: int = 0,
+    max_turns: int = 8,
+    max_new_tokens: int = 128,
+    max_context_tokens: int = 4096,
+    temperature: float = 1.0,
+    workers: int = 1,
+    verifier: Any = None,
+    on_result: Callable[[ChainResult], None] | None = None,
+) -> tuple[RolloutReport, list[Trajectory]]:
+    """Roll ``tasks`` out with one in-process policy into ``out_dir``'s store (appending, no
+    resume) and return the report with the trajectories this call added (evaluation, mastery)."""
+    engine = RolloutEngine(
+        policy,
+        verifier,
+        backend="local",
+        workers=workers,
+        config=RolloutConfig(
+            group=chains,
+            attempts=attempts,
+            context_variant=context_variant,
+            limits=EpisodeLimits(max_turns=max_turns, max_context_tokens=max_context_tokens,
+                                 max_tokens_per_call=max_new_tokens),
+            seed=seed,
+            temperature=temperature,
+        ),
+    )
+    store = TrajectoryStore(out_dir)
+    offset = store.count()
+    report = engine.run(tasks, store, resume=False, on_result=on_result)
+    return report, store.read_all(offset)
+
+
 def outcome_matrix(trajectories: Sequence[Trajectory], attempts: int | None = None) -> tuple[Any, list[str]]:
     """``[G, T, K]`` outcomes (chains as samples, 1/0, NaN = not executed) and the task ids.
 

@@ -118,7 +118,6 @@ class PolicyUpdater:
         if algo.kl_beta > 0 and ref_model is None:
             raise ValueError("algo.kl_beta > 0 needs a frozen reference model (ref_model)")
 
-    # ------------------------------------------------------------------ scoring
     # ------------------------------------------------------------------ FSDP lock-step
     def _passes(self, n: int, sharded: bool = True) -> int:
         """How many forward passes this rank must run: the most any rank runs (FSDP all-gathers
@@ -133,6 +132,7 @@ class PolicyUpdater:
         with _autocast(self.device, self.precision):
             return token_logprobs(model, ids, torch.ones_like(ids), torch.tensor([[0.0, 1.0]], device=self.device))
 
+    # ------------------------------------------------------------------ scoring
     @torch.no_grad()
     def _score(self, model: torch.nn.Module, samples: Sequence[TrainSample]) -> list[torch.Tensor]:
         """Per-sample log-probs ``[len(sample)]`` under ``model`` (no grad, micro-batched)."""
