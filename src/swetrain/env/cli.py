@@ -177,6 +177,64 @@ def selfcheck(
         raise typer.Exit(1)
 
 
+def _load_task_list(spec: str, limit: int, seed: int) -> list:
+    """Tasks of ``spec`` (a tasks file, or ``builtin``); with ``limit``, a seeded sample of them."""
+    import random
+
+    from swetrain.tasks.builtin import BuiltinError, load_builtin
+    from swetrain.tasks.record import TaskLoadError, load_tasks
+
+    try:
+        tasks = load_builtin() if spec == "builtin" else load_tasks(spec)
+    except (TaskLoadError, BuiltinError, ValueError, OSError) as exc:
+        raise typer.BadParameter(str(exc), param_hint="--tasks") from None
+    if not tasks:
+        raise typer.BadParameter(f"no tasks in {spec!r}", param_hint="--tasks")
+    tasks = sorted(tasks, key=lambda t: t.instance_id)
+    if limit:
+        random.Random(seed).shuffle(tasks)
+        tasks = sorted(tasks[:limit], key=lambda t: t.instance_id)
+    return tasks
+
+
+@env_app.command("audit")
+def audit(
+    tasks: str = typer.Option(..., "--tasks", help="Tasks file (JSONL, JSON or Parquet) or 'builtin'."),
+    limit: int = typer.Option(0, "--limit", min=0, help="Audit a seeded sample of this many tasks (0 = all)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+) -> None:
+    """Search each task's sandbox, as the agent sees it, for the task's answer.
+
+    Looks in every readable file, every reachable git object (history, other refs, alternates)
+    and the environment variables for the gold patch's added lines and the hidden test changes.
+    Exit 0 when nothing is found, 1 on any hit or a task that could not be audited, 2 for bad input.
+    """
+    from rich.progress import Progress
+
+    from swetrain.env.audit import audit_tasks
+    from swetrain.env.sandbox import announce_isolation
+
+    chosen = _load_task_list(tasks, limit, seed)
+    announce_isolation()
+    with Progress(transient=True, disable=as_json) as bar:
+        job = bar.add_task(f"auditing {len(chosen)} task(s)", total=len(chosen))
+        report = audit_tasks(chosen, on_task=lambda _a: bar.advance(job))
+    summary = report.summary()
+    if as_json:
+        typer.echo(json.dumps({"summary": summary, "tasks": [t.model_dump(mode="json") for t in report.tasks]}))
+    else:
+        for t in report.tasks:
+            state = "clean" if t.clean else ("ERROR " + (t.error or "") if t.error else f"LEAK ({len(t.hits)} hits)")
+            typer.echo(f"{t.instance_id}: {state} ({t.needles} needles)")
+            for h in t.hits:
+                typer.echo(f"    {h.kind}/{h.form} of {h.file} found by {h.how} at {h.where}: {h.needle.splitlines()[0]!r}")
+        typer.echo(f"{summary['tasks']} tasks: {summary['clean']} clean, {summary['leaking']} leaking, "
+                   f"{summary['errors']} not audited")
+    if not report.clean:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``verify`` (top level) and the ``env`` group to the swetrain command."""
     app.command("verify")(verify)

@@ -8,8 +8,9 @@ Every command gets:
 - a wall timeout;
 - output (stdout+stderr merged) read as a stream and kept as head+tail, so infinite output cannot
   exhaust memory; the cut is marked in the text;
-- when ``bwrap`` works: a fresh mount namespace whose root is the host's top-level folders bound
-  read-only, a private tmpfs ``/tmp``, the workspace bound read-write at ``/testbed``, no network
+- when ``bwrap`` works: a fresh mount namespace that shows only the system runtime read-only
+  (``RUNTIME_DIRS``) plus what the command needs (interpreter, task environment), a private tmpfs
+  ``/tmp``, the workspace bound read-write at ``/testbed``, no network
   (``--unshare-net``), its own pid namespace (every process dies with the command) and all
   capabilities dropped.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import resource
 import selectors
 import shutil
@@ -84,48 +86,136 @@ def bwrap_available() -> bool:
 def isolation_note() -> str:
     """One line saying whether commands are isolated, for logs and ``env selfcheck``."""
     if bwrap_available():
-        return "isolated: bubblewrap sandbox (no network, writes only to the workspace and a private /tmp)"
+        return ("isolated: bubblewrap sandbox (no network; sees the repository at /testbed, a private /tmp and "
+                "the system runtime read-only, not the host's home, caches or task files)")
     return (
         "NOT isolated: bubblewrap (bwrap) is unavailable, commands run as plain processes with rlimits "
         "and a process group only; install the 'bubblewrap' package for network and filesystem isolation"
     )
 
 
+# The system runtime a command may read: programs, libraries, configuration. Nothing else of the
+# host is visible (no /root, /home, /work, /opt, /var, /srv, /mnt): not the user's home, swetrain's
+# cache, tasks files or the project's sources. What a command needs beyond this (the interpreter's
+# prefix, the task environment, the verifier's pytest plugins) is bound explicitly.
+RUNTIME_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
+
+
+def isolation_record() -> dict:
+    """How agent commands are isolated on this machine, as recorded in a run directory."""
+    isolated = bwrap_available()
+    return {
+        "isolated": isolated,
+        "backend": "bubblewrap" if isolated else "none",
+        "agent_root": SANDBOX_ROOT,
+        "network": not isolated,
+        "visible": sorted("/" + d for d in RUNTIME_DIRS if os.path.isdir("/" + d)) if isolated else ["/"],
+        "note": isolation_note(),
+    }
+
+
+def announce_isolation(run_dir: str | Path | None = None) -> dict:
+    """Print one line (stderr) saying how agent commands are isolated; record it in
+    ``run_dir/isolation.json`` when given. Every command that runs agent code calls this."""
+    import json
+    import sys
+
+    record = isolation_record()
+    print(f"swetrain: {record['note']}", file=sys.stderr, flush=True)
+    if run_dir is not None:
+        path = Path(run_dir)
+        path.mkdir(parents=True, exist_ok=True)
+        (path / "isolation.json").write_text(json.dumps(record, indent=1) + "\n")
+    return record
+
+
 def _bwrap_root_args() -> list[str]:
-    """Bind every top-level folder of the host read-only except /proc, /dev, /tmp."""
+    """Bind the system runtime read-only; fresh /proc, /dev and a private tmpfs /tmp."""
     args: list[str] = []
-    for name in sorted(os.listdir("/")):
-        if name in ("proc", "dev", "tmp", SANDBOX_ROOT.strip("/")):
-            continue
+    for name in RUNTIME_DIRS:
         src = "/" + name
         if os.path.islink(src):
             args += ["--symlink", os.readlink(src), src]
-        elif os.path.isdir(src) or os.path.isfile(src):
+        elif os.path.isdir(src):
             args += ["--ro-bind", src, src]
     args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     return args
 
 
+def _within(path: Path, roots: Iterable[Path]) -> bool:
+    return any(path == r or r in path.parents for r in roots)
+
+
+def runtime_roots() -> list[Path]:
+    """The host folders ``_bwrap_root_args`` binds (symlinks resolved)."""
+    return [Path(os.path.realpath("/" + n)) for n in RUNTIME_DIRS if os.path.isdir("/" + n)]
+
+
+def hidden_paths() -> list[Path]:
+    """Host folders no sandboxed command may read even if they lie inside a bound folder:
+    swetrain's own package (its data holds the built-in suite's fixed sources and gold patches)
+    and swetrain's home (snapshots, caches)."""
+    from swetrain.paths import swetrain_home
+
+    return [Path(__file__).resolve().parents[1], Path(os.path.realpath(swetrain_home()))]
+
+
 def bwrap_command(
-    argv: Sequence[str], workspace: Path, *, readonly_extra: Iterable[Path] = (), cwd: str = SANDBOX_ROOT
+    argv: Sequence[str],
+    workspace: Path,
+    *,
+    readonly_extra: Iterable[Path] = (),
+    hide: Iterable[Path] = (),
+    cwd: str = SANDBOX_ROOT,
 ) -> list[str]:
     """Wrap ``argv`` so it runs with the workspace at /testbed and nothing else writable.
 
-    ``readonly_extra`` are host paths the command must see that live under /tmp (hidden by the
-    private tmpfs otherwise): the task environment, the pristine snapshot the workspace's git
-    objects come from, the interpreter.
+    The sandbox sees the system runtime (``RUNTIME_DIRS``), ``readonly_extra`` (the interpreter's
+    prefix, the task environment, the pytest plugin folder) read-only at their host paths, a
+    private ``/tmp`` and the workspace at ``/testbed``. Each ``hide`` path that lies inside a
+    bound folder is covered by an empty tmpfs; an extra path inside a hidden one is bound again
+    on top (the verifier's plugin folder inside an installed swetrain package).
     """
     args = ["bwrap", "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
     args += ["--hostname", "sandbox"]
     if os.geteuid() == 0:
         args += ["--cap-drop", "ALL"]
     args += _bwrap_root_args()
+    bound = runtime_roots()
+    extras: list[Path] = []
     for extra in readonly_extra:
-        extra = Path(extra)
-        if str(extra).startswith("/tmp/") and extra.exists():
+        extra = Path(os.path.realpath(extra))
+        if extra.exists() and extra not in extras:
+            extras.append(extra)
+    hidden = [Path(os.path.realpath(h)) for h in hide]
+    late = [e for e in extras if _within(e, hidden)]
+    for extra in extras:
+        if extra not in late and not _within(extra, bound):
             args += ["--ro-bind", str(extra), str(extra)]
+            bound.append(extra)
+    for h in hidden:
+        if h.is_dir() and _within(h, bound):
+            args += ["--tmpfs", str(h)]
+    for extra in late:
+        args += ["--ro-bind", str(extra), str(extra)]
     args += ["--bind", str(workspace), SANDBOX_ROOT, "--chdir", cwd, "--"]
     return args + list(argv)
+
+
+_TESTBED = re.compile(r"(?<![\w.~/-])" + re.escape(SANDBOX_ROOT) + r"(?![\w.-])")
+
+
+def to_host_paths(text: str, host_root: str) -> str:
+    """``/testbed`` in a command to the workspace's host path (unisolated commands only)."""
+    return _TESTBED.sub(lambda _m: host_root, text)
+
+
+def to_agent_paths(text: str, host_root: str) -> str:
+    """The workspace's host path in output back to ``/testbed`` (unisolated commands only)."""
+    real = os.path.realpath(host_root)
+    for root in sorted({host_root, real}, key=len, reverse=True):
+        text = text.replace(root, SANDBOX_ROOT)
+    return text
 
 
 # --------------------------------------------------------------------------------------------

@@ -2,24 +2,29 @@
 
 Layout of one workspace (``base`` is a private temp folder)::
 
-    base/repo      the working tree (``Workspace.path``); ``/testbed`` inside the sandbox
-    base/git.orig  a copy of repo/.git as created (outside the tree: the agent cannot touch it)
+    base/repo      the working tree (``Workspace.path``); ``/testbed`` as the agent sees it
     base/home      HOME and TMPDIR of unisolated commands (bwrap gives each command its own /tmp)
 
-Many workspaces of one task share a *pristine snapshot*: one checkout of ``base_commit`` per
-(source, commit) under ``$SWETRAIN_HOME/pristine``, built once with ``git clone`` (objects
-hard-linked) and reused. A workspace is a ``cp -a`` of its files plus a small ``.git`` whose
-objects come from the snapshot through git alternates, so G*R workspaces cost one object store.
+Many workspaces of one task share a *pristine snapshot*: one single-commit repository per
+(source, commit) under ``$SWETRAIN_HOME/pristine``, holding only the task's initial state (no
+history, no other refs, no objects that commit does not reach). A workspace is a ``cp -a`` of it,
+``.git`` included (no alternates: nothing in the workspace points at a store outside it).
 
 ``reset()`` kills every process of the workspace, then repairs only what changed (see
 :mod:`swetrain.env.tree`): tracked, untracked and ignored files, modes, mtimes, ``.git`` (commits,
 branches, stashes and objects an attempt made are gone), and runs registered reset hooks (the
 editor's undo history).
+
+The agent sees the repository at ``/testbed`` on every path. Under bubblewrap that is a bind
+mount; without it (``isolated=False``) commands run on the host and ``/testbed`` is translated:
+in the command text to the host path, and the host path back to ``/testbed`` in the output.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import shutil
 import subprocess
@@ -39,9 +44,13 @@ from swetrain.env.sandbox import (
     PidsCgroup,
     bwrap_available,
     bwrap_command,
+    hidden_paths,
+    isolation_note,
     kill_marked,
     new_marker,
     run_limited,
+    to_agent_paths,
+    to_host_paths,
 )
 from swetrain.env.tree import ChangeWatcher, TreeState
 from swetrain.paths import cache_dir
@@ -62,8 +71,18 @@ _PRISTINE_LOCK = threading.Lock()
 PYTEST_PLUGIN_DIR = Path(__file__).resolve().parent / "pytest_plugins"
 
 
+SNAPSHOT_MESSAGE = "swetrain: task base state"
+_SNAPSHOT_LAYOUT = "v2-single-commit"
+
+
 def pristine_snapshot(task: Task) -> Path:
     """The shared read-only checkout of ``task.base_commit`` (built on first use).
+
+    The snapshot is a *fresh* repository holding exactly the task's initial state: one root commit
+    (``SNAPSHOT_MESSAGE``, fixed identity and date, so its sha is reproducible) whose tree is
+    ``base_commit``'s tree, one branch ``main``, no other refs, reflogs, stashes or tags, no
+    remote, no hooks, and one pack with only the objects that commit reaches. Nothing of the
+    source's history (which for built-in and synthesized tasks holds the fixed code) is copied.
 
     Keyed by the source path and the commit; built in a temp folder and renamed into place, so
     concurrent builders (threads or processes) never see a half-made snapshot.
@@ -83,7 +102,7 @@ def pristine_snapshot(task: Task) -> Path:
             f"task {task.instance_id!r}: base_commit {commit} is not a commit of source {source}"
         ) from None
     key = hashlib.sha1(str(source).encode()).hexdigest()[:12] + "-" + full
-    final = cache_dir("pristine") / key
+    final = cache_dir("pristine", _SNAPSHOT_LAYOUT) / key
     if (final / ".swetrain-ready").exists():
         return final / "repo"
     with _PRISTINE_LOCK:
@@ -92,12 +111,8 @@ def pristine_snapshot(task: Task) -> Path:
         tmp = final.with_name(f"{key}.tmp-{uuid.uuid4().hex[:8]}")
         tmp.mkdir(parents=True)
         try:
-            clone_opts = ["--no-hardlinks"] if _cross_device(source, tmp) else []
-            git(tmp, "clone", "-q", "--no-checkout", *clone_opts, str(source), "repo")
-            git(tmp / "repo", "checkout", "-q", "--detach", full)
-            git(tmp / "repo", "config", "core.checkStat", "minimal")
-            git(tmp / "repo", "config", "core.trustctime", "false")
-            (tmp / ".swetrain-ready").write_text(full + "\n")
+            head = _build_single_commit(task, source, full, tmp)
+            (tmp / ".swetrain-ready").write_text(json.dumps({"base_commit": full, "head": head}) + "\n")
             try:
                 os.rename(tmp, final)
             except OSError:  # someone else finished first
@@ -106,6 +121,73 @@ def pristine_snapshot(task: Task) -> Path:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
     return final / "repo"
+
+
+def snapshot_head(pristine: Path) -> str:
+    """The commit a pristine snapshot (from :func:`pristine_snapshot`) holds."""
+    return json.loads((pristine.parent / ".swetrain-ready").read_text())["head"]
+
+
+def _build_single_commit(task: Task, source: Path, full: str, tmp: Path) -> str:
+    """Make ``tmp/repo``: a one-commit repository of ``full``'s tree; return that commit's sha."""
+    iid = task.instance_id
+    tree = git(source, "rev-parse", f"{full}^{{tree}}").stdout.decode().strip()
+    repo = tmp / "repo"
+    git(tmp, "init", "-q", "-b", "main", "repo")
+    # Only the objects that the tree reaches travel: pack them straight out of the source.
+    pack = git(source, "pack-objects", "--revs", "--stdout", "-q", input=f"{tree}\n".encode()).stdout
+    if not pack:
+        raise WorkspaceError(f"task {iid!r}: could not pack the tree of base_commit {full[:12]} from {source}")
+    git(repo, "index-pack", "--stdin", input=pack)
+    head = git(repo, "commit-tree", tree, "-m", SNAPSHOT_MESSAGE).stdout.decode().strip()
+    git(repo, "-c", "core.logAllRefUpdates=false", "update-ref", "refs/heads/main", head)
+    git(repo, "-c", "core.logAllRefUpdates=false", "reset", "-q", "--hard", "main")
+    for name, value in (("core.checkStat", "minimal"), ("core.trustctime", "false"), ("gc.auto", "0")):
+        git(repo, "config", name, value)
+    git(repo, "repack", "-a", "-d", "-q")
+    git(repo, "prune", "--expire=now")
+    dot = repo / ".git"
+    for leftover in ("logs", "hooks", "ORIG_HEAD", "FETCH_HEAD", "description", "info/exclude"):
+        path = dot / leftover
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif path.exists():
+            path.unlink()
+    _check_single_commit(iid, repo, head)
+    return head
+
+
+def _check_single_commit(iid: str, repo: Path, head: str) -> None:
+    """Refuse a snapshot that holds anything but ``head`` and the objects it reaches."""
+    refs = git(repo, "for-each-ref", "--format=%(refname)").stdout.decode().split()
+    problems = []
+    if refs != ["refs/heads/main"]:
+        problems.append(f"refs {refs} (want only refs/heads/main)")
+    if git(repo, "rev-list", "--all").stdout.decode().split() != [head]:
+        problems.append("more than one commit")
+    listing = git(repo, "rev-list", "--objects", "--all").stdout.decode().splitlines()
+    reachable_ids = {line.split()[0] for line in listing if line.strip()}
+    stored = set()
+    for idx in (repo / ".git" / "objects" / "pack").glob("*.idx"):
+        out = git(repo, "show-index", input=idx.read_bytes()).stdout.decode()
+        stored.update(line.split()[1] for line in out.splitlines() if line.strip())
+    loose = [p for p in (repo / ".git" / "objects").glob("??/*")]
+    if loose or stored != reachable_ids:
+        problems.append(f"object store holds {len(stored) + len(loose)} objects, {len(reachable_ids)} reachable")
+    if (repo / ".git" / "objects" / "info" / "alternates").exists():
+        problems.append("alternates")
+    if problems:
+        raise WorkspaceError(f"task {iid!r}: the snapshot cannot be made single-commit: {'; '.join(problems)}")
+
+
+_WARNED = threading.Event()
+
+
+def _warn_unisolated() -> None:
+    """Say once per process that agent commands run unisolated (bubblewrap missing)."""
+    if not _WARNED.is_set():
+        _WARNED.set()
+        logging.getLogger("swetrain.env").warning("swetrain: %s", isolation_note())
 
 
 def _cross_device(a: Path, b: Path) -> bool:
@@ -131,6 +213,7 @@ class Workspace:
         self.base = base
         self.path = base / "repo"
         self.pristine = pristine
+        self.head = snapshot_head(pristine)  # the snapshot's one commit (same tree as base_commit)
         self.limits = limits
         self.isolated = isolated
         self.keep = keep
@@ -166,6 +249,8 @@ class Workspace:
         """
         if isolated is None:
             isolated = bwrap_available()
+            if not isolated:
+                _warn_unisolated()
         elif isolated and not bwrap_available():
             raise WorkspaceError("isolated=True but bubblewrap (bwrap) is not available on this machine")
         pristine = pristine_snapshot(task)
@@ -187,22 +272,16 @@ class Workspace:
     def _populate(self) -> None:
         self.path.mkdir()
         (self.base / "home").mkdir()
-        entries = [str(self.pristine / n) for n in sorted(os.listdir(self.pristine)) if n != ".git"]
+        # The whole snapshot, .git with its own objects included (one small pack; no alternates).
+        entries = [str(self.pristine / n) for n in sorted(os.listdir(self.pristine))]
         if entries:
             proc = subprocess.run(
                 ["cp", "-a", "--reflink=auto", "-t", str(self.path), *entries], capture_output=True
             )
             if proc.returncode != 0:
                 raise WorkspaceError(f"copying {self.pristine} failed: {proc.stderr.decode(errors='replace')}")
-        # A small .git whose objects live in the pristine snapshot (git alternates).
-        src_git = self.pristine / ".git"
-        shutil.copytree(src_git, self.path / ".git", symlinks=True, ignore=_ignore_objects(src_git))
-        info = self.path / ".git" / "objects" / "info"
-        info.mkdir(parents=True, exist_ok=True)
-        (info / "alternates").write_text(str(src_git / "objects") + "\n")
-        shutil.copytree(self.path / ".git", self.base / "git.orig", symlinks=True)
         self._tree = TreeState.record(self.path, self.pristine, skip_top=(".git",))
-        self._git_tree = TreeState.record(self.path / ".git", self.base / "git.orig")
+        self._git_tree = TreeState.record(self.path / ".git", self.pristine / ".git")
         self._watch()
 
     def _watch(self) -> None:
@@ -218,13 +297,18 @@ class Workspace:
     # ------------------------------------------------------------------------------- commands
     @property
     def agent_root(self) -> str:
-        """The workspace path as commands (and the agent) see it."""
+        """The workspace path as the agent sees it: ``/testbed`` on every path."""
+        return SANDBOX_ROOT
+
+    @property
+    def exec_root(self) -> str:
+        """The workspace path as commands see it (the host path when not isolated)."""
         return SANDBOX_ROOT if self.isolated else str(self.path)
 
     def command_env(self) -> dict[str, str]:
         """Environment of commands: the task's venv (or this interpreter) first on PATH."""
         bindir = str(self.environment / "bin") if self.environment else str(Path(sys.executable).parent)
-        root = self.agent_root
+        root = self.exec_root
         pypath = [f"{root}/src"] if (self.pristine / "src").is_dir() else []
         pypath.append(root)
         home = "/tmp" if self.isolated else str(self.base / "home")
@@ -249,16 +333,29 @@ class Workspace:
             env["VIRTUAL_ENV"] = str(self.environment)
         return env
 
+    @staticmethod
+    def interpreter_roots() -> list[Path]:
+        """The running interpreter's prefixes (the task's commands use it when it has no venv)."""
+        roots = [Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent]
+        return list(dict.fromkeys(Path(os.path.realpath(p)) for p in roots))
+
+    def sandbox_binds(self) -> list[Path]:
+        """Read-only host paths a command needs beyond the system runtime (see ``bwrap_command``):
+        the interpreter, the verifier's pytest plugins, the task environment."""
+        extra = [*self.interpreter_roots(), PYTEST_PLUGIN_DIR]
+        if self.environment:
+            extra.append(self.environment)
+        return extra
+
     def run(self, cmd: str, timeout: float | None = None, *, stdin: bytes | None = None) -> CommandResult:
         """Run ``cmd`` with ``bash -c`` in the workspace; never raises for a failing command."""
         self._check_open()
+        if not self.isolated:
+            cmd = to_host_paths(cmd, str(self.path))
         argv = ["bash", "-c", cmd]
         if self.isolated:
-            extra = [self.pristine.parent, self.base / "git.orig", Path(sys.prefix), Path(sys.base_prefix), PYTEST_PLUGIN_DIR]
-            if self.environment:
-                extra.append(self.environment)
-            argv = bwrap_command(argv, self.path, readonly_extra=extra)
-        return run_limited(
+            argv = bwrap_command(argv, self.path, readonly_extra=self.sandbox_binds(), hide=hidden_paths())
+        res = run_limited(
             argv,
             cwd=self.path,
             env=self.command_env(),
@@ -268,6 +365,9 @@ class Workspace:
             cgroup=self.cgroup,
             on_start=self._track,
         )
+        if not self.isolated:
+            res.output = to_agent_paths(res.output, str(self.path))
+        return res
 
     def _track(self, proc: subprocess.Popen) -> None:
         with self._lock:
@@ -318,16 +418,17 @@ class Workspace:
     def diff(self) -> str:
         """``git diff --binary`` of the tree against ``base_commit``, new untracked files included.
 
-        Runs git on the host with the pristine ``git.orig`` as git dir, a throw-away index and a
-        throw-away object folder: whatever the agent did to ``.git`` (config, hooks, fsmonitor)
-        is never executed or relied upon. Ignored files are not part of the patch.
+        Runs git on the host with the pristine snapshot's ``.git`` as git dir (read only), a
+        throw-away index and a throw-away object folder: whatever the agent did to ``.git``
+        (config, hooks, fsmonitor) is never executed or relied upon. Ignored files are not part
+        of the patch.
         """
         self._check_open()
         scratch = Path(tempfile.mkdtemp(prefix="diff-", dir=self.base))
         try:
-            shutil.copy2(self.base / "git.orig" / "index", scratch / "index")
+            shutil.copy2(self.pristine / ".git" / "index", scratch / "index")
             env = {
-                "GIT_DIR": str(self.base / "git.orig"),
+                "GIT_DIR": str(self.pristine / ".git"),
                 "GIT_WORK_TREE": str(self.path),
                 "GIT_INDEX_FILE": str(scratch / "index"),
                 "GIT_OBJECT_DIRECTORY": str(scratch / "objects"),
@@ -338,7 +439,7 @@ class Workspace:
             git(self.path, *opts, "add", "-A", "--", ".", env=env)
             out = git(
                 self.path, *opts, "diff", "--cached", "--binary", "--no-color", "--no-ext-diff",
-                "--no-textconv", "--full-index", self.task.base_commit, env=env,
+                "--no-textconv", "--full-index", self.head, env=env,
             ).stdout
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -381,12 +482,3 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({self.task.instance_id!r}, path={str(self.path)!r}, isolated={self.isolated})"
-
-
-def _ignore_objects(git_dir: Path):
-    objects = str(git_dir / "objects")
-
-    def ignore(folder: str, names: list[str]) -> list[str]:
-        return [n for n in names if n not in ("info",)] if folder == objects else []
-
-    return ignore
