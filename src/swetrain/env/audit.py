@@ -28,7 +28,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from swetrain.env.sandbox import RUNTIME_DIRS, to_agent_paths
-from swetrain.env.workspace import Limits, Workspace, WorkspaceError
+from swetrain.env.workspace import Limits, Workspace, WorkspaceError, pristine_snapshot
 from swetrain.tasks.record import Task
 
 __all__ = ["AuditHit", "AuditReport", "Needle", "TaskAudit", "audit_tasks", "patch_needles"]
@@ -157,11 +157,11 @@ def patch_needles(task: Task, base_corpus: bytes, start_id: int = 0) -> list[Nee
     return out
 
 
-def base_corpus(ws: Workspace) -> bytes:
-    """Every file of the workspace's initial tree (its pristine snapshot, ``.git`` aside)."""
+def base_corpus(pristine: Path) -> bytes:
+    """Every file of a task's initial tree (its pristine snapshot, ``.git`` aside)."""
     chunks = []
-    for path in sorted(ws.pristine.rglob("*")):
-        if ".git" in path.relative_to(ws.pristine).parts or not path.is_file() or path.is_symlink():
+    for path in sorted(pristine.rglob("*")):
+        if ".git" in path.relative_to(pristine).parts or not path.is_file() or path.is_symlink():
             continue
         try:
             chunks.append(path.read_bytes())
@@ -205,40 +205,28 @@ def audit_tasks(
     ``scan_runtime=False`` skips the system runtime and the interpreter, which every sandbox
     shares (about a minute to read here); everything else is still scanned.
     """
-    workspaces: list[tuple[Task, Workspace | None, str | None]] = []
     needles: list[Needle] = []
-    results: dict[str, TaskAudit] = {}
-    try:
-        for task in tasks:
+    errors: dict[str, str] = {}
+    for task in tasks:  # every task's needles first: the shared runtime is scanned with all of them
+        try:
+            needles.extend(patch_needles(task, base_corpus(pristine_snapshot(task)), start_id=len(needles)))
+        except (WorkspaceError, ValueError, OSError) as exc:
+            errors[task.instance_id] = str(exc)
+    by_id = {n.id: n for n in needles}
+    shared_hits: dict[str, list[dict]] = {}  # shared root scanned -> its hits
+    results = []
+    for task in tasks:
+        audit = TaskAudit(instance_id=task.instance_id, error=errors.get(task.instance_id))
+        if audit.error is None:
             try:
-                ws = Workspace.create(task, limits=_AUDIT_LIMITS, isolated=isolated)
-            except (WorkspaceError, OSError) as exc:
-                workspaces.append((task, None, f"could not create a workspace: {exc}"))
-                continue
-            workspaces.append((task, ws, None))
-            try:
-                mine = patch_needles(task, base_corpus(ws), start_id=len(needles))
-            except ValueError as exc:
-                workspaces[-1] = (task, ws, str(exc))
-                continue
-            needles.extend(mine)
-        by_id = {n.id: n for n in needles}
-        shared_hits: dict[str, list[dict]] = {}  # shared root scanned -> its hits
-        for task, ws, error in workspaces:
-            audit = TaskAudit(instance_id=task.instance_id, error=error)
-            if ws is not None and error is None:
-                try:
+                with Workspace.create(task, limits=_AUDIT_LIMITS, isolated=isolated) as ws:
                     _audit_one(task, ws, needles, by_id, shared_hits, audit, prepare, scan_runtime)
-                except WorkspaceError as exc:
-                    audit.error = str(exc)
-            results[task.instance_id] = audit
-            if on_task is not None:
-                on_task(audit)
-    finally:
-        for _task, ws, _err in workspaces:
-            if ws is not None:
-                ws.close()
-    return AuditReport(tasks=[results[t.instance_id] for t, _, _ in workspaces])
+            except (WorkspaceError, OSError) as exc:
+                audit.error = str(exc)
+        results.append(audit)
+        if on_task is not None:
+            on_task(audit)
+    return AuditReport(tasks=results)
 
 
 def _shared_roots(ws: Workspace, visible: list[str], scan_runtime: bool) -> list[str]:
