@@ -12,10 +12,15 @@ Steps (SWE-bench's harness, on local processes):
 5. Statuses come from the junit XML (console output is never parsed, so fake ``PASSED`` lines do
    nothing); grading uses SWE-bench's rules (:mod:`swetrain.env.grading`).
 
-Protected files (the model may not modify, create or delete them): every file the test patch
-touches, every file holding a FAIL_TO_PASS / PASS_TO_PASS test, any ``conftest.py``, ``pytest.ini``,
-``sitecustomize.py`` / ``usercustomize.py`` (they could rewrite test outcomes), and anything under
-``.git/``. Such a patch gets ``status NO`` with ``error`` naming the files; nothing is run.
+Protected tests and configuration (:mod:`swetrain.env.protect`): a patch that touches a test file
+of the task (test patch files, files holding F2P/P2P tests), ``conftest.py``, ``pytest.ini``,
+``.pytest.ini``, ``pytest.toml``, ``sitecustomize.py`` / ``usercustomize.py`` or ``.git/``; that
+changes the pytest section of ``tox.ini`` / ``setup.cfg`` / ``pyproject.toml`` (other sections may
+change); or whose added lines skip, deselect or xfail tests (``pytest.xfail(``, ``mark.skip``,
+``collect_ignore``, pytest hooks, ``addopts``, ...) gets ``status NO`` with ``error`` and
+``diagnostics`` naming each file, line and rule; no test is run. The check runs on the patch text
+before anything is created, and again on the patched tree right after applying (so fuzzy, binary
+or context diffs and symlinks are judged by what pytest would actually read).
 
 Infra failures (``infra_failure=True``, never a model failure): the repository or environment is
 missing, the task lists no tests, the test patch does not apply, the whole test run exceeded
@@ -26,60 +31,58 @@ results but exited non-zero without any failing test is graded NO (not a pass).
 
 from __future__ import annotations
 
-import re
 import shlex
 import time
 import uuid
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from swetrain.env.grading import PASSING_F2P, PASSING_P2P, grade, read_junit, statuses_for
+from swetrain.env.protect import PROTECTED_NAMES, patch_files  # noqa: F401 (re-exported: older imports)
+from swetrain.env.protect import UNCHECKED, Violation, find_violations, tree_reader
 from swetrain.env.verdict import TestResult, Verdict
-from swetrain.env.workspace import PYTEST_PLUGIN_DIR, Limits, Workspace, WorkspaceError
+from swetrain.env.workspace import PYTEST_PLUGIN_DIR, Limits, Workspace, WorkspaceError, pristine_snapshot
 from swetrain.tasks.record import Task
 
 PLUGIN_DIR = PYTEST_PLUGIN_DIR  # on PYTHONPATH of the test command (bound into the sandbox)
-PROTECTED_NAMES = {"conftest.py", "pytest.ini", "sitecustomize.py", "usercustomize.py"}
 TRACEBACK_CHARS = 1500
 DIAGNOSTICS_CHARS = 8000
 
-_DIFF_GIT = re.compile(r'^diff --git (?:"?a/(.+?)"?) (?:"?b/(.+?)"?)$')
-_MINUS_PLUS = re.compile(r"^(?:---|\+\+\+) (.+?)(?:\t.*)?$")
-_RENAME = re.compile(r"^(?:rename|copy) (?:from|to) (.+)$")
 
-
-def patch_files(patch: str) -> set[str]:
-    """Every repository path a unified / git diff names (old and new sides, renames included)."""
-    files: set[str] = set()
-    for line in patch.splitlines():
-        m = _DIFF_GIT.match(line)
-        if m:
-            files.update(m.groups())
-            continue
-        m = _RENAME.match(line)
-        if m:
-            files.add(m.group(1).strip('"'))
-            continue
-        if line.startswith(("--- ", "+++ ")):
-            m = _MINUS_PLUS.match(line)
-            if m:
-                name = m.group(1).strip().strip('"')
-                if name == "/dev/null":
-                    continue
-                parts = name.split("/", 1)
-                files.add(parts[1] if len(parts) == 2 and parts[0] in ("a", "b") else name)
-    return {str(PurePosixPath(f)) for f in files if f}
-
-
-def protected_files(task: Task, touched: set[str]) -> list[str]:
-    """The subset of ``touched`` that a model patch must not change (rule in the module doc)."""
+def task_protected_paths(task: Task) -> set[str]:
+    """Files of this task the model may not touch: the test patch's files and the F2P/P2P files."""
     protected = patch_files(task.test_patch) if task.test_patch else set()
-    protected |= {t.split("::", 1)[0] for t in task.tests}
-    bad = []
-    for f in sorted(touched):
-        p = PurePosixPath(f)
-        if f in protected or p.name in PROTECTED_NAMES or (p.parts and p.parts[0] == ".git"):
-            bad.append(f)
-    return bad
+    return protected | {t.split("::", 1)[0] for t in task.tests}
+
+
+def _pristine_reader(task: Task):
+    """Lazy reader of the base commit's files (None for every file when there is no snapshot)."""
+    state: dict = {}
+
+    def read(path: str) -> str | None:
+        if "reader" not in state:
+            try:
+                state["reader"] = tree_reader(pristine_snapshot(task))
+            except (WorkspaceError, OSError):
+                state["reader"] = lambda _p: None
+        return state["reader"](path)
+
+    return read
+
+
+def _refused(iid: str, violations: list[Violation], **kw) -> Verdict:
+    """NO without running tests: every broken protection rule, named with its file and line."""
+    reasons = [str(v) for v in violations]
+    shown = "; ".join(reasons[:4]) + (f"; and {len(reasons) - 4} more" if len(reasons) > 4 else "")
+    return Verdict(
+        instance_id=iid, error=f"patch refused (protected tests or test configuration): {shown}",
+        diagnostics=_clip(
+            "The patch was rejected without running tests because it changes protected test files or "
+            "pytest configuration, or skips, deselects or xfails tests:\n"
+            + "\n".join(f"- {r}" for r in reasons)
+            + "\nFix the source code so the tests pass; do not change tests or their configuration, and do "
+            "not skip or xfail tests.", DIAGNOSTICS_CHARS),
+        **kw,
+    )
 
 
 def _clip(text: str, limit: int) -> str:
@@ -139,15 +142,13 @@ class Verifier:
                 instance_id=iid, error="malformed patch: no file headers (---/+++ or diff --git) found",
                 diagnostics="The submitted patch is not a unified diff (no file headers were found).",
             )
-        bad = protected_files(task, touched)
+        read_pre = _pristine_reader(task)
+        protected = task_protected_paths(task)
+        # config files whose hunks do not apply exactly are judged after applying (below)
+        bad = [v for v in find_violations(patch, read_pre, protected_paths=protected, reference_patch=task.patch)
+               if v.rule != UNCHECKED]
         if bad:
-            return Verdict(
-                instance_id=iid, error=f"patch modifies protected test files: {', '.join(bad)}",
-                diagnostics=(
-                    "The patch was rejected without running tests because it modifies test files or "
-                    f"test configuration: {', '.join(bad)}. Fix the source code, not the tests."
-                ),
-            )
+            return _refused(iid, bad)
         try:
             ws = Workspace.create(task, root=self.root, limits=self.limits, isolated=self.isolated)
         except (WorkspaceError, OSError) as exc:
@@ -176,6 +177,11 @@ class Verifier:
                 diagnostics="The patch could not be applied to the repository at the base commit:\n"
                 + _clip("\n".join(errors), 1500),
             )
+        # the same rules on the patched tree itself (fuzzy, binary and context diffs, symlinks)
+        bad = find_violations(patch, tree_reader(ws.pristine), read_post=tree_reader(ws.path),
+                              protected_paths=task_protected_paths(task), reference_patch=task.patch)
+        if bad:
+            return _refused(iid, bad, patch_applied=True, apply_method=method)
         if task.test_patch.strip():
             res = ws.run("git apply --verbose --binary -", timeout=60, stdin=task.test_patch.encode())
             if res.returncode != 0:
