@@ -45,7 +45,7 @@ def run(task, ws, tok, turns, **kw):
 
 def test_golden_trajectory_with_invalid_call_in_the_middle(task, workspace, tiny_tokenizer):
     policy, traj = run(task, workspace, tiny_tokenizer, FIX_SCRIPT)
-    assert traj.stop_reason == "finish" and traj.num_turns == 4
+    assert traj.stop_reason == "submitted" and traj.num_turns == 4
     assert traj.invalid == [False, True, False, False]
     assert traj.invalid_reasons[1] == ["malformed_json"]
     assert "-    return a + b  # bug: should multiply\n+    return a * b" in traj.patch
@@ -108,7 +108,7 @@ def test_retokenising_stored_text_never_replaces_stored_ids(task, workspace, tin
 def test_max_turns_ends_with_current_patch(task, workspace, tiny_tokenizer):
     turns = [bash_call("echo x >> calc/__init__.py")] * 10
     _, traj = run(task, workspace, tiny_tokenizer, turns, limits=EpisodeLimits(max_turns=3))
-    assert traj.stop_reason == "max_turns" and traj.num_turns == 3
+    assert traj.stop_reason == "turns" and traj.num_turns == 3
     assert traj.patch.count("+x") == 3
 
 
@@ -117,7 +117,7 @@ def test_context_limit(task, workspace, tiny_tokenizer):
     prompt = len(fmt.prompt_ids(fmt.initial_messages("x")))
     limits = EpisodeLimits(max_turns=50, max_context_tokens=prompt + 400, max_tokens_per_call=64)
     _, traj = run(task, workspace, tiny_tokenizer, [bash_call("seq 1 200")] * 50, limits=limits)
-    assert traj.stop_reason == "context_limit"
+    assert traj.stop_reason == "context"
     assert len(traj.token_ids) <= limits.max_context_tokens
     assert traj.num_turns < 50
 
@@ -126,5 +126,5 @@ def test_cut_by_length_is_invalid_and_episode_continues(task, workspace, tiny_to
     long_call = bash_call("echo " + "word " * 200)
     _, traj = run(task, workspace, tiny_tokenizer, [long_call], limits=EpisodeLimits(max_turns=5, max_tokens_per_call=40))
     assert traj.messages[2]["finish_reason"] == "length"
-    assert traj.invalid[0] and traj.num_turns == 2 and traj.stop_reason == "finish"
+    assert traj.invalid[0] and traj.num_turns == 2 and traj.stop_reason == "submitted"
     assert traj.behavior_logprobs[traj.prompt_len] == 0.0

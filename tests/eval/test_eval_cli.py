@@ -40,3 +40,19 @@ def test_eval_cli_names_a_bad_policy(tmp_path):
     save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
     res = CliRunner().invoke(app, ["eval", "--policy", "no-such-model", "--tasks", str(tasks_file), "--split", ""])
     assert res.exit_code != 0 and "no-such-model" in res.output
+
+
+def test_eval_cli_that_stores_nothing_exits_1_and_says_why(tmp_path):
+    from swetrain.policy.tiny import ensure_tiny
+
+    task = make_bug_task(tmp_path / "bug", "index")
+    tasks_file = tmp_path / "bug" / "tasks.jsonl"
+    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    (tmp_path / "bug" / "repo").rename(tmp_path / "bug" / "moved")  # every workspace fails to start
+    out = tmp_path / "eval"
+    res = CliRunner().invoke(app, ["eval", "--policy", str(ensure_tiny()), "--tasks", str(tasks_file), "--split", "",
+                                   "--out", str(out), "--chains", "2", "--json"])
+    assert res.exit_code == 1, res.output
+    why = res.stderr.strip().splitlines()[-1]
+    assert why.startswith("evaluation: no trajectory stored: all 2 chains failed: infra failure after 3 tries")
+    assert not (out / "eval.json").exists()

@@ -14,6 +14,17 @@ def test_is_a_policy(hf_policy):
     assert hf_policy.version == 0 and hf_policy.model is not None
 
 
+def test_window_is_the_models_max_positions(hf_policy, tiny_path, chat_prompt):
+    assert hf_policy.max_context == hf_policy.model.config.max_position_embeddings == 8192
+    from transformers import AutoModelForCausalLM
+
+    small = HFPolicy(model=AutoModelForCausalLM.from_pretrained(tiny_path, max_position_embeddings=64),
+                     tokenizer=hf_policy.tokenizer, device="cpu", dtype="float32")
+    assert small.max_context == 64
+    with pytest.raises(ValueError, match="leaves no room in the model's context of 64"):
+        small.generate([chat_prompt(hf_policy.tokenizer, "x = 1\n" * 30)], GenerationConfig(max_new_tokens=4))
+
+
 @pytest.mark.parametrize("temperature,top_p", [(1.0, 1.0), (0.7, 0.9), (0.0, 1.0)])
 def test_score_reproduces_behaviour_logprobs_with_left_padding(hf_policy, temperature, top_p, chat_prompt):
     prompts = prompts_of(hf_policy.tokenizer, chat_prompt)

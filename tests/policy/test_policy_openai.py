@@ -34,6 +34,7 @@ def test_models_endpoint_and_client_discovery(served, tiny_path):
     assert listing["data"][0]["id"] == "tiny"
     client = OpenAIPolicy(served, tokenizer_path=tiny_path)
     assert client.model == "tiny" and isinstance(client, Policy)
+    assert client.max_context == listing["data"][0]["max_model_len"] == 8192  # the served model's window
 
 
 @pytest.mark.parametrize("temperature", [0.0, 0.8])

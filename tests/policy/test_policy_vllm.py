@@ -84,6 +84,7 @@ def test_engine_is_a_policy_on_the_same_tokenizer(engine, hf_a, prompts):
     from swetrain.policy.base import Policy
 
     assert isinstance(engine, Policy) and engine.version == 0
+    assert engine.max_context == engine.max_model_len == 1024  # the window the agent loop respects
     assert engine.vocab_size == hf_a.vocab_size
     text = "def f(x):\n    return x  # <tool_call> é"
     assert engine.tokenizer(text)["input_ids"] == hf_a.tokenizer(text)["input_ids"]

@@ -39,7 +39,7 @@ def make_traj(iid: str, chain: int, attempt: int, resolved: bool = False) -> Tra
         behavior_logprobs=[0.0] * 3 + [-0.5, -1.25, -0.125] + [0.0] * 2 + [-2.0, -0.75],
         invalid=[False, True], invalid_reasons=[[], ["no_tool_call"]],
         patch="diff --git a/x b/x\n", verdict=verdict, resolved=resolved,
-        input_tokens=11, output_tokens=5, num_turns=2, stop_reason="finish",
+        input_tokens=11, output_tokens=5, num_turns=2, stop_reason="submitted",
         timings={"total_s": 0.5}, policy_version=3, prompt_len=3, seed=42,
     )
 

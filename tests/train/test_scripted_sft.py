@@ -48,7 +48,7 @@ def test_demonstrations_are_resolved_agent_trajectories(demos):
         assert demo.reason == "ok", demo.reason
         traj = demo.trajectory
         assert traj.resolved and traj.verdict is not None and traj.verdict.resolved
-        assert traj.num_turns == 5 and not any(traj.invalid) and traj.stop_reason == "finish"
+        assert traj.num_turns == 5 and not any(traj.invalid) and traj.stop_reason == "submitted"
         traj.check()
         first = traj.messages[2]["content"]
         assert TEST_CMD in first  # turn 1 runs the tests

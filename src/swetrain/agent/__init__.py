@@ -15,6 +15,8 @@ _EXPORTS = {
     "EpisodeLimits": "swetrain.agent.loop",
     "InfraError": "swetrain.agent.loop",
     "run_episode": "swetrain.agent.loop",
+    "effective_context_limit": "swetrain.agent.loop",
+    "TERMINATION_REASONS": "swetrain.agent.trajectory",
     "RecoveryChain": "swetrain.agent.chains",
     "build_failure_context": "swetrain.agent.chains",
     "CONTEXT_VARIANTS": "swetrain.agent.chains",

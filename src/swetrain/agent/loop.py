@@ -6,6 +6,15 @@ parse the message, run its tool calls (or answer an invalid message with an erro
 append the observation's template ids (mask 0), until the agent calls ``finish`` or a limit is hit.
 The patch is then ``workspace.diff()`` and, with a verifier, the Verdict of that patch.
 
+Every attempt ends with a termination reason (``Trajectory.stop_reason``, one of
+``agent.trajectory.TERMINATION_REASONS``): ``submitted``, ``context``, ``turns``, ``tokens`` or
+``wall``. A limit is not an error: the attempt is verified and stored like any other (a failed one,
+unless the patch so far resolves the task). The context limit is
+:func:`effective_context_limit`: the configured ``max_context_tokens`` or, when smaller, the
+policy's window (``policy.max_context``) minus the generation budget of a call, so no generate call
+can overflow the model. A prompt that does not fit even before the first turn ends the attempt at
+once (reason ``context``, no turn, the untouched workspace's empty patch).
+
 Errors of the environment itself (a sandbox that cannot start, a tool runner that raises, a
 verifier crash, an ``infra_failure`` verdict) raise :class:`InfraError`: they are never scored as
 model failures; the rollout engine retries them.
@@ -22,7 +31,7 @@ from typing import Any
 
 from swetrain.agent.format import ChatFormat, user_message
 from swetrain.agent.parse import parse_message
-from swetrain.agent.trajectory import Trajectory
+from swetrain.agent.trajectory import TERMINATION_REASONS, Trajectory  # noqa: F401 - re-exported
 from swetrain.policy.base import GenerationConfig
 
 
@@ -40,6 +49,7 @@ class EpisodeLimits:
     max_wall_s: float = 900.0
     max_observation_chars: int = 6000
     min_tokens_per_call: int = 8  # below this much room left in the context, the episode ends
+    max_output_tokens: int | None = None  # generated tokens per attempt (None: no limit; reason "tokens")
 
     @classmethod
     def paper(cls) -> EpisodeLimits:
@@ -52,6 +62,36 @@ class EpisodeLimits:
                 raise ValueError(f"EpisodeLimits.{name} must be >= 1, got {getattr(self, name)!r}")
         if self.max_wall_s <= 0:
             raise ValueError(f"EpisodeLimits.max_wall_s must be > 0, got {self.max_wall_s!r}")
+        if self.max_output_tokens is not None and int(self.max_output_tokens) < 1:
+            raise ValueError(f"EpisodeLimits.max_output_tokens must be >= 1 or None, got {self.max_output_tokens!r}")
+
+
+def generation_budget(limits: EpisodeLimits, gen_config: GenerationConfig | None = None) -> int:
+    """Most tokens one generate call may produce: ``max_tokens_per_call``, or the generation
+    config's ``max_new_tokens`` when one is given and smaller."""
+    if gen_config is None:
+        return int(limits.max_tokens_per_call)
+    return min(int(limits.max_tokens_per_call), int(gen_config.max_new_tokens))
+
+
+def policy_window(policy: Any) -> int | None:
+    """The policy's context window in tokens (``policy.max_context``), None when it has none/unknown."""
+    value = getattr(policy, "max_context", None)
+    return int(value) if value else None
+
+
+def effective_context_limit(configured: int, window: int | None, gen_budget: int) -> int:
+    """The context limit of an attempt: ``min(configured, window - gen_budget)``.
+
+    ``configured`` is ``EpisodeLimits.max_context_tokens``, ``window`` the policy's context window
+    (None: unknown, the configured limit alone applies), ``gen_budget`` the tokens one call may
+    generate (:func:`generation_budget`). The trajectory (prompt, generated ids, observations) never
+    grows past it, so a prompt plus a full generation always fits the model. May be <= 0 (a window
+    smaller than one generation): every attempt then ends at once with reason ``context``.
+    """
+    if window is None:
+        return int(configured)
+    return min(int(configured), int(window) - int(gen_budget))
 
 
 def attempt_seed(seed: int, instance_id: str, chain: int, attempt: int) -> int:
@@ -122,6 +162,8 @@ def run_episode(
     limits = limits or EpisodeLimits()
     base_cfg = gen_config or GenerationConfig()
     fmt = chat_format or chat_format_for(policy)
+    per_call = generation_budget(limits, gen_config)
+    context_limit = effective_context_limit(limits.max_context_tokens, policy_window(policy), per_call)
     if tool_runner is None:
         from swetrain.env.tools import ToolRunner
 
@@ -147,16 +189,21 @@ def run_episode(
 
     while True:
         if turn >= limits.max_turns:
-            stop_reason = "max_turns"
+            stop_reason = "turns"
             break
         if time.monotonic() - t_start >= limits.max_wall_s:
-            stop_reason = "wall_time"
+            stop_reason = "wall"
             break
-        room = limits.max_context_tokens - len(ids)
-        budget = min(limits.max_tokens_per_call, base_cfg.max_new_tokens if gen_config else limits.max_tokens_per_call, room)
+        budget = min(per_call, context_limit - len(ids))
         if budget < limits.min_tokens_per_call:
-            stop_reason = "context_limit"
+            stop_reason = "context"
             break
+        if limits.max_output_tokens is not None:
+            left = int(limits.max_output_tokens) - output_tokens
+            if left < limits.min_tokens_per_call:
+                stop_reason = "tokens"
+                break
+            budget = min(budget, left)
         cfg = replace(
             base_cfg,
             max_new_tokens=budget,
@@ -223,13 +270,13 @@ def run_episode(
                     break
         messages.extend(observations)
         if done:
-            stop_reason = "finish"
+            stop_reason = "submitted"
             break
         obs_ids = fmt.observation_ids(
             [{"role": o["role"], "content": o["content"]} for o in observations], ended_with_eot=ended_with_eot
         )
-        if len(ids) + len(obs_ids) + limits.min_tokens_per_call > limits.max_context_tokens:
-            stop_reason = "context_limit"
+        if len(ids) + len(obs_ids) + limits.min_tokens_per_call > context_limit:
+            stop_reason = "context"
             break
         ids += obs_ids
         mask += [0] * len(obs_ids)

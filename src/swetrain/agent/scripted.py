@@ -55,12 +55,14 @@ class ScriptedPolicy:
         end_of_turn: str = "<|im_end|>",
         tokenization: str = "canonical",
         turn_marker: str = "<|im_start|>assistant",
+        max_context: int | None = None,
     ) -> None:
         if tokenization not in ("canonical", "chars"):
             raise ValueError(f"tokenization must be 'canonical' or 'chars', got {tokenization!r}")
         self.tokenizer = tokenizer
         self.script = script
         self.version = 0
+        self.max_context = max_context  # a window to play (None: unbounded); prompts are checked against it
         self.tokenization = tokenization
         self.turn_marker = turn_marker
         eot = tokenizer.encode(end_of_turn, add_special_tokens=False)
@@ -86,6 +88,10 @@ class ScriptedPolicy:
     def generate(self, prompts: list[list[int]], config: GenerationConfig) -> list[Generation]:
         out = []
         for prompt in prompts:
+            if self.max_context is not None and len(prompt) + config.max_new_tokens > self.max_context:
+                raise ValueError(
+                    f"prompts: {len(prompt)} tokens + max_new_tokens={config.max_new_tokens} exceed the window of {self.max_context}"
+                )
             text = self.tokenizer.decode(prompt, skip_special_tokens=False)
             state = ScriptState(
                 prompt_ids=list(prompt),

@@ -20,6 +20,20 @@ from swetrain.env.verdict import Verdict
 # Columns stored as JSON text in Parquet (nested, free-form values).
 _JSON_COLUMNS = ("messages", "timings", "invalid_reasons", "verdict")
 
+#: Why an attempt ended (``Trajectory.stop_reason``, the Parquet column of the same name):
+#: ``submitted`` (the agent called ``finish``), or a limit: ``context`` (the next call would not fit
+#: the effective context limit, see ``agent.loop.effective_context_limit``), ``turns``
+#: (``max_turns``), ``tokens`` (``max_output_tokens``), ``wall`` (``max_wall_s``). Every reason is
+#: stored and scored alike: the patch at that point is verified.
+TERMINATION_REASONS = ("submitted", "context", "turns", "tokens", "wall")
+# Names written by earlier versions, read back as the current ones.
+_LEGACY_TERMINATION = {"finish": "submitted", "context_limit": "context", "max_turns": "turns", "wall_time": "wall"}
+
+
+def termination_reason(value: str) -> str:
+    """``value`` in the current vocabulary (earlier names such as ``context_limit`` mapped)."""
+    return _LEGACY_TERMINATION.get(value, value)
+
 
 @dataclass
 class Trajectory:
@@ -42,7 +56,7 @@ class Trajectory:
     input_tokens: int = 0  # prompt tokens fed to the policy, summed over calls
     output_tokens: int = 0  # generated tokens
     num_turns: int = 0
-    stop_reason: str = ""  # finish | max_turns | context_limit | wall_time
+    stop_reason: str = ""  # termination reason: one of TERMINATION_REASONS
     timings: dict[str, float] = field(default_factory=dict)
     policy_version: int = 0
     prompt_len: int = 0
@@ -119,6 +133,8 @@ class Trajectory:
             kwargs["invalid"] = [bool(x) for x in kwargs["invalid"]]
         if kwargs.get("seed") is not None:
             kwargs["seed"] = int(kwargs["seed"])
+        if isinstance(kwargs.get("stop_reason"), str):
+            kwargs["stop_reason"] = termination_reason(kwargs["stop_reason"])
         return cls(**kwargs)
 
     def to_dict(self) -> dict[str, Any]:

@@ -35,6 +35,7 @@ def evaluate(
     from swetrain.policy.hf import HFPolicy
     from swetrain.policy.threads import configure_torch_threads
     from swetrain.rollout.cli import _model_path, _sample_tasks
+    from swetrain.rollout.errors import NoTrajectoryError
 
     configure_torch_threads()
     chosen = _sample_tasks(tasks, split or None, seed, limit)
@@ -43,11 +44,19 @@ def evaluate(
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=as_json) as progress:
         bar = progress.add_task(f"eval {policy}", total=len(chosen) * chains)
-        result = evaluate_policy(
-            HFPolicy(path), chosen, out, chains=chains, attempts=attempts, seed=seed, max_turns=max_turns,
-            max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens, temperature=temperature,
-            workers=workers, on_result=lambda _r: progress.advance(bar),
-        )
+        try:
+            result = evaluate_policy(
+                HFPolicy(path), chosen, out, chains=chains, attempts=attempts, seed=seed, max_turns=max_turns,
+                max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens, temperature=temperature,
+                workers=workers, on_result=lambda _r: progress.advance(bar),
+            )
+        except NoTrajectoryError as exc:  # nothing to score: say why in one line, exit 1
+            failure = str(exc)
+        else:
+            failure = None
+    if failure is not None:
+        typer.echo(" ".join(failure.split()), err=True)
+        raise typer.Exit(code=1)
     info = {"policy": policy, "policy_path": str(path), "tasks": tasks, "split": split, **result.to_dict()}
     (out / "eval.json").write_text(json.dumps(info, indent=2) + "\n")
     head = {**result.headline(), "n_tasks": result.n_tasks, "invalid_turn_rate": result.invalid_turn_rate,

@@ -69,18 +69,24 @@ def evaluate_policy(
     verifier: Any = None,
     on_result: Any = None,
 ) -> EvalResult:
-    """Run the protocol and compute the metrics (tasks skipped for infrastructure reasons excluded)."""
+    """Run the protocol and compute the metrics (tasks skipped for infrastructure reasons excluded).
+
+    Raises :class:`~swetrain.rollout.errors.NoTrajectoryError` when no trajectory was stored or
+    every task was skipped (nothing left to score).
+    """
     from swetrain.eval.metrics import conditional_recovery, resolved_at
     from swetrain.rollout.engine import run_local, summarize
+    from swetrain.rollout.errors import NoTrajectoryError, require_trajectories
 
     report, trajs = run_local(
         policy, tasks, out_dir, chains=chains, attempts=attempts, context_variant=context_variant, seed=seed,
         max_turns=max_turns, max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens,
         temperature=temperature, workers=workers, verifier=verifier, on_result=on_result,
     )
+    require_trajectories(report, "evaluation")
     kept = [t.instance_id for t in tasks if t.instance_id not in report.skipped_tasks]
     if not kept:
-        raise RuntimeError(f"evaluation: every task was skipped for infrastructure reasons: {report.skipped_tasks}")
+        raise NoTrajectoryError(f"evaluation: every task was skipped: {report.skipped_tasks}")
     y = outcome_matrix(trajs, kept, chains, attempts)
     r1 = resolved_at(y, 1)
     r2 = resolved_at(y, 2) if attempts >= 2 else r1

@@ -35,6 +35,9 @@ class Policy(Protocol):
 
     tokenizer: Any  # a transformers PreTrainedTokenizerBase
     version: int  # bumped on every weight sync
+    # Context window in tokens (prompt + generated ids of one call), None when unknown/unbounded.
+    # The agent loop keeps every prompt within ``max_context - generation budget``.
+    max_context: int | None
 
     def generate(self, prompts: list[list[int]], config: GenerationConfig) -> list[Generation]:
         """Sample one continuation per prompt (batched)."""

@@ -232,6 +232,11 @@ class HFPolicy:
         # KV states of earlier single-prompt calls, reused by the next turn of the same conversation
         self.prefix_cache = PrefixCache(prefix_cache_tokens)
 
+    @property
+    def max_context(self) -> int | None:
+        """The model's window: ``config.max_position_embeddings`` (None if the config has none)."""
+        return self.max_positions
+
     # ------------------------------------------------------------------ generate
     def generate(
         self, prompts: list[list[int]], config: GenerationConfig | None = None, *, seeds: list[int | None] | None = None

@@ -58,6 +58,7 @@ class OpenAIPolicy:
         self.tokenizer = tokenizer
         self.model = model or self._first_model()
         self.version = self._server_version()
+        self.max_context = self._model_window()
 
     # ------------------------------------------------------------------ HTTP
     def _request(self, method: str, route: str, payload: Any = None, *, raw: bytes | None = None) -> Any:
@@ -92,6 +93,18 @@ class OpenAIPolicy:
             return listing["data"][0]["id"]
         except (KeyError, IndexError, TypeError):
             raise ServerError(f"{self.base_url}/models lists no model: {listing!r:.200}") from None
+
+    def _model_window(self) -> int | None:
+        """The served model's ``max_model_len`` from ``/models`` (vLLM, SGLang and swetrain's
+        server list it), None when the server does not say."""
+        try:
+            listing = self._request("GET", "/models")
+            for card in listing.get("data") or []:
+                if card.get("id") == self.model and card.get("max_model_len"):
+                    return int(card["max_model_len"])
+        except (ServerError, AttributeError, TypeError, ValueError):
+            pass
+        return None
 
     def _server_version(self) -> int:
         try:

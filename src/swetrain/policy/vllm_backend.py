@@ -133,6 +133,11 @@ class VLLMPolicy:
         self._tied = bool(getattr(model_config.hf_config, "tie_word_embeddings", False))
         self._shapes = checkpoint_shapes(path)
 
+    @property
+    def max_context(self) -> int:
+        """The engine's window: ``max_model_len``."""
+        return self.max_model_len
+
     # ------------------------------------------------------------------ generate
     def _params(self, config: GenerationConfig, seed: int | None) -> Any:
         from vllm import SamplingParams

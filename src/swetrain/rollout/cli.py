@@ -66,7 +66,8 @@ def rollout(
     limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N tasks (after --split)."),
     max_turns: int = typer.Option(30, "--max-turns", min=1, help="Turns per attempt (FC-SWE: 100)."),
     max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens per generation call."),
-    max_context: int = typer.Option(16384, "--max-context", min=64, help="Context tokens per attempt (FC-SWE: 65536)."),
+    max_context: int = typer.Option(16384, "--max-context", min=64, help="Context tokens per attempt (FC-SWE: 65536); never more than the policy's window minus --max-tokens."),
+    max_output_tokens: int = typer.Option(0, "--max-output-tokens", min=0, help="Generated tokens per attempt (0: no limit)."),
     context_budget: int = typer.Option(2048, "--context-budget", min=64, help="Token budget of the failure context."),
     temperature: float = typer.Option(1.0, "--temperature", min=0.0),
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
@@ -96,7 +97,8 @@ def rollout(
         attempts=attempts,
         context_variant=context,
         context_budget_tokens=context_budget,
-        limits=EpisodeLimits(max_turns=max_turns, max_context_tokens=max_context, max_tokens_per_call=max_tokens),
+        limits=EpisodeLimits(max_turns=max_turns, max_context_tokens=max_context, max_tokens_per_call=max_tokens,
+                             max_output_tokens=max_output_tokens or None),
         seed=seed,
         temperature=temperature,
         top_p=top_p,
@@ -154,5 +156,9 @@ def rollout(
     )
     if as_json:
         sys.stdout.write(json.dumps(summary, default=str) + "\n")
-    if report.chains_done == 0 and report.chains_resumed == 0:
+    from swetrain.rollout.errors import no_trajectory_message
+
+    problem = no_trajectory_message(report)
+    if problem is not None:  # every chain of this run was given up: a failure, not an empty success
+        typer.echo(problem, err=True)
         raise typer.Exit(code=1)

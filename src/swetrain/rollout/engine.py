@@ -178,6 +178,10 @@ class LockedPolicy:
     def version(self) -> int:
         return int(getattr(self._policy, "version", 0))
 
+    @property
+    def max_context(self) -> int | None:
+        return getattr(self._policy, "max_context", None)
+
     def generate(self, prompts: list[list[int]], config: GenerationConfig) -> list[Any]:
         with self._lock:
             return self._policy.generate(prompts, config)

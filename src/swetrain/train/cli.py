@@ -47,12 +47,17 @@ def train(
         if not resume and ((out / "metrics.jsonl").exists() or (out / "checkpoints").exists()):
             console.print(f"[red]{out} already holds a run; pass --resume to continue it or choose a new --out[/red]")
             raise typer.Exit(2)
+        from swetrain.rollout.errors import NoTrajectoryError
+
         try:
             trainer = RLTrainer(cfg, out, on_step=on_step)
             last = trainer.train(resume=resume)
         except (FileNotFoundError, FileExistsError, ValueError) as exc:
             console.print(f"[red]{exc}[/red]")
             raise typer.Exit(2) from None
+        except NoTrajectoryError as exc:  # a step stored nothing: say why in one line
+            typer.echo(" ".join(str(exc).split()), err=True)
+            raise typer.Exit(1) from None
     console.print(f"run directory: {out}  (metrics.jsonl, tensorboard/, trajectories/, checkpoints/)")
     console.print(json.dumps({k: v for k, v in last.items() if isinstance(v, (int, float))}, sort_keys=True))
 

@@ -17,6 +17,10 @@ One RL step (``step`` = 1, 2, ...):
    records the trajectory-store row offset and metrics line count. ``resume`` drops rows and
    metric lines written after the checkpoint, so a kill -9 loses at most the unfinished steps and
    never duplicates a step's trajectories.
+
+A step whose rollout stores no trajectory at all (every chain given up: infra failures, a policy
+raising) raises :class:`~swetrain.rollout.errors.NoTrajectoryError` instead of training on nothing;
+attempts ended by a limit (context, turns, tokens, wall) are stored and scored as failures.
 """
 
 from __future__ import annotations
@@ -297,6 +301,7 @@ class RLTrainer:
         t_roll = time.monotonic() - t0
         _maybe_fault("kill_after_rollout", step)
         trajs = sorted(store.read_all(offset), key=lambda t: (t.instance_id, t.chain, t.attempt))
+        self._require_trajectories(report, len(trajs), step)
         records = [AttemptRecord(t.instance_id, t.chain, t.attempt - 1, bool(t.resolved)) for t in trajs]
         metrics: dict[str, Any] = {}
         if trajs or self.dist.fsdp:  # under FSDP a rank without rows still joins the update
@@ -334,6 +339,23 @@ class RLTrainer:
             }
         )
         return metrics
+
+    def _require_trajectories(self, report: Any, stored: int, step: int) -> None:
+        """Raise :class:`NoTrajectoryError` when the step stored no trajectory (on every rank
+        alike under FSDP, where a rank may hold no task: the count is over all ranks)."""
+        from swetrain.rollout.errors import NoTrajectoryError, no_trajectory_message
+
+        problem = no_trajectory_message(report) if not stored else None
+        if self.dist.fsdp:
+            from swetrain.train import distributed as dist
+
+            shares = dist.gather_objects((stored, problem), self.dist)
+            if sum(n for n, _ in shares) > 0:
+                return
+            problem = next((p for _, p in shares if p), None)
+        elif stored:
+            return
+        raise NoTrajectoryError(f"RL step {step}: {problem or 'no trajectory stored'}")
 
     def _sync(self) -> None:
         if self.shared:
