@@ -35,7 +35,10 @@ def verify(
     """Judge a patch on a task. Exit code 0 whenever a verdict was reached, however bad the patch."""
     from swetrain.env.verifier import Verifier
 
+    from swetrain.env.sandbox import announce_isolation
+
     task = _load_task(tasks, instance)
+    announce_isolation()
     if str(patch) == "-":
         text = sys.stdin.read()
     else:
@@ -73,7 +76,10 @@ def tools(
     from swetrain.env.verifier import Verifier
     from swetrain.env.workspace import Limits, Workspace, WorkspaceError
 
+    from swetrain.env.sandbox import announce_isolation
+
     task = _load_task(tasks, instance)
+    announce_isolation()
     try:
         ws = Workspace.create(task, limits=Limits(timeout_s=timeout))
     except WorkspaceError as exc:

@@ -114,6 +114,18 @@ def isolation_record() -> dict:
     }
 
 
+_SAID = threading.Event()  # the isolation line was printed in this process
+
+
+def warn_unisolated_once() -> None:
+    """Say once per process, where nothing said it yet, that agent commands run unisolated."""
+    if not _SAID.is_set():
+        _SAID.set()
+        import logging
+
+        logging.getLogger("swetrain.env").warning("swetrain: %s", isolation_note())
+
+
 def announce_isolation(run_dir: str | Path | None = None) -> dict:
     """Print one line (stderr) saying how agent commands are isolated; record it in
     ``run_dir/isolation.json`` when given. Every command that runs agent code calls this."""
@@ -121,6 +133,7 @@ def announce_isolation(run_dir: str | Path | None = None) -> dict:
     import sys
 
     record = isolation_record()
+    _SAID.set()
     print(f"swetrain: {record['note']}", file=sys.stderr, flush=True)
     if run_dir is not None:
         path = Path(run_dir)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
 import shutil
 import subprocess
@@ -45,7 +44,7 @@ from swetrain.env.sandbox import (
     bwrap_available,
     bwrap_command,
     hidden_paths,
-    isolation_note,
+    warn_unisolated_once,
     kill_marked,
     new_marker,
     run_limited,
@@ -180,16 +179,6 @@ def _check_single_commit(iid: str, repo: Path, head: str) -> None:
         raise WorkspaceError(f"task {iid!r}: the snapshot cannot be made single-commit: {'; '.join(problems)}")
 
 
-_WARNED = threading.Event()
-
-
-def _warn_unisolated() -> None:
-    """Say once per process that agent commands run unisolated (bubblewrap missing)."""
-    if not _WARNED.is_set():
-        _WARNED.set()
-        logging.getLogger("swetrain.env").warning("swetrain: %s", isolation_note())
-
-
 def _cross_device(a: Path, b: Path) -> bool:
     try:
         return os.stat(a).st_dev != os.stat(b).st_dev
@@ -250,7 +239,7 @@ class Workspace:
         if isolated is None:
             isolated = bwrap_available()
             if not isolated:
-                _warn_unisolated()
+                warn_unisolated_once()
         elif isolated and not bwrap_available():
             raise WorkspaceError("isolated=True but bubblewrap (bwrap) is not available on this machine")
         pristine = pristine_snapshot(task)
