@@ -11,11 +11,17 @@ raises for a bad call: unknown tools, missing or ill-typed arguments, paths outs
 (``..``, absolute paths elsewhere, symlinks pointing out) come back as an observation with
 ``ok=False``. Paths may be relative to the workspace, absolute under it, or under ``/testbed``
 (the sandbox's name for it, which R2E-Gym-trained models use).
+
+One exception: a bubblewrap sandbox killed from outside while it ran a command (bwrap's own process
+ended by a signal, e.g. the OOM killer or an operator's kill; the agent's processes live in their
+own pid namespace and cannot signal it, and bwrap reports their signals as exit 128+N) raises
+:class:`SandboxCrashed`, an environment failure the agent loop turns into ``InfraError``.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -118,6 +124,17 @@ class ToolResult:
 
 class ToolError(Exception):
     """A bad call; its message becomes the observation."""
+
+
+class SandboxCrashed(RuntimeError):
+    """The sandbox running a command was killed from outside: an infra failure, not the agent's."""
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
 
 
 def _clip(text: str, limit: int = MAX_OBSERVATION_CHARS) -> str:
@@ -328,6 +345,8 @@ class ToolRunner:
             raise ToolError("execute_bash needs cmd (a non-empty string)")
         res = self.ws.run(cmd, timeout=self.command_timeout)
         obs = res.output.rstrip("\n")
+        if res.returncode < 0 and not res.timed_out and getattr(self.ws, "isolated", False):
+            raise SandboxCrashed(f"the sandbox running {cmd[:200]!r} was killed by {_signal_name(-res.returncode)}")
         if res.timed_out:
             return ToolResult(f"{obs}\n[The command timed out and was killed.]", ok=False)
         return ToolResult(f"{obs}\n[exit code: {res.returncode}]".lstrip("\n"))

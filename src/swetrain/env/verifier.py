@@ -25,8 +25,10 @@ or context diffs and symlinks are judged by what pytest would actually read).
 Infra failures (``infra_failure=True``, never a model failure): the repository or environment is
 missing, the task lists no tests, the test patch does not apply, the whole test run exceeded
 ``timeout_s``, or the test command produced no junit report at all (pytest missing or crashed
-before reporting: a non-zero exit with no parsed results is never a pass). A run that reported
-results but exited non-zero without any failing test is graded NO (not a pass).
+before reporting: a non-zero exit with no parsed results is never a pass), or the bubblewrap
+sandbox was killed from outside while it applied the patch or ran the tests (bwrap's own process
+ended by a signal; the patch's code cannot do that, its signals come back as exit 128+N). A run that
+reported results but exited non-zero without any failing test is graded NO (not a pass).
 """
 
 from __future__ import annotations
@@ -166,6 +168,8 @@ class Verifier:
         method, errors = None, []
         for name, cmd in self.APPLY_METHODS:
             res = ws.run(cmd, timeout=60, stdin=data)
+            if _sandbox_killed(ws, res):
+                return _infra(iid, f"the sandbox was killed (signal {-res.returncode}) while applying the patch ({name})")
             if res.returncode == 0 and not res.timed_out:
                 method = name
                 break
@@ -199,6 +203,9 @@ class Verifier:
         if res.timed_out:
             return _infra(iid, f"the test run exceeded {self.timeout_s:g}s", patch_applied=True, apply_method=method,
                           output=res.output)
+        if _sandbox_killed(ws, res):
+            return _infra(iid, f"the sandbox was killed (signal {-res.returncode}) while running the tests",
+                          patch_applied=True, apply_method=method, output=res.output)
         try:
             cases = read_junit(ws.path / junit)
         except ValueError as exc:
@@ -237,6 +244,11 @@ class Verifier:
         )
         verdict.diagnostics = _diagnostics(verdict, collection, res.output)
         return verdict
+
+
+def _sandbox_killed(ws: Workspace, res) -> bool:
+    """The bubblewrap sandbox itself ended by a signal (killed from outside: OOM killer, operator)."""
+    return res.returncode < 0 and not res.timed_out and bool(getattr(ws, "isolated", False))
 
 
 def _infra(iid: str, reason: str, *, patch_applied: bool = False, apply_method: str | None = None,

@@ -23,7 +23,10 @@ schedule (which worker, in which order) does not change any record.
 Infra failures (:class:`~swetrain.agent.loop.InfraError`: sandbox/workspace errors, tool-runner
 crashes, verifier crashes or ``infra_failure`` verdicts) retry the whole chain up to
 ``max_infra_retries`` times and are never scored. A chain that still fails is reported and its
-task is skipped (its remaining chains are not started).
+task is skipped (its remaining chains are not started). On the Ray backend an actor that dies
+while it runs a chain (killed, OOM) counts as one such failure: the actor is replaced and the chain
+runs again. A chain is stored only once it has finished, as one part, so a retried chain never
+leaves rows of its lost try behind.
 """
 
 from __future__ import annotations
@@ -97,6 +100,13 @@ class ChainResult:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def infra_failures(self) -> int:
+        """Tries of this chain lost to infra failures (the last entry of a chain given up for a
+        bug is its traceback, not an infra failure)."""
+        bug = self.error is not None and not self.error.startswith(INFRA_GIVE_UP)
+        return len(self.infra_errors) - (1 if bug else 0)
+
     def to_wire(self) -> dict[str, Any]:
         return {
             "instance_id": self.instance_id,
@@ -117,6 +127,9 @@ class ChainResult:
             error=d["error"],
             seconds=d["seconds"],
         )
+
+
+INFRA_GIVE_UP = "infra failure after"  # how ChainResult.error starts for a chain given up for infra
 
 
 def run_chain_job(
@@ -145,6 +158,9 @@ def run_chain_job(
             result.trajectories = runner.run(
                 task, workspace, policy, verifier, chain=chain, seed=config.seed, gen_config=config.gen_config()
             )
+            bad = [t.attempt for t in result.trajectories if t.verdict is not None and t.verdict.infra_failure]
+            if bad:  # never store an infra verdict as a scored (reward 0) attempt
+                raise InfraError(f"attempt(s) {bad} of {task.instance_id} chain {chain} carry an infra_failure verdict")
             result.seconds = time.monotonic() - started
             return result
         except InfraError as exc:
@@ -161,7 +177,7 @@ def run_chain_job(
                     workspace.close()
                 except Exception as exc:  # noqa: BLE001
                     log.warning("closing workspace of %s failed: %s", task.instance_id, exc)
-    result.error = f"infra failure after {config.max_infra_retries + 1} tries: {result.infra_errors[-1]}"
+    result.error = f"{INFRA_GIVE_UP} {config.max_infra_retries + 1} tries: {result.infra_errors[-1]}"
     result.seconds = time.monotonic() - started
     return result
 
@@ -228,6 +244,8 @@ class RolloutReport:
     chains_resumed: int = 0
     trajectories: int = 0
     infra_retries: int = 0
+    infra_failures: int = 0  # tries lost to infra failures (retried or not); never scored
+    dropped_parts: list[str] = field(default_factory=list)  # unreadable parts moved aside on resume
     backend_start_s: float = 0.0  # building policies / starting Ray and its actors
     skipped_tasks: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
@@ -290,7 +308,8 @@ class RolloutEngine:
     ) -> RolloutReport:
         """Run every (task, chain) job; append each finished chain to ``store`` as it completes.
 
-        With ``resume`` the chains already in the store are skipped (a killed run continues).
+        With ``resume`` the chains already in the store are skipped (a killed run continues);
+        unreadable (truncated, corrupt) parts are first moved aside, so their chains run again.
         """
         if not isinstance(store, TrajectoryStore):
             store = TrajectoryStore(store)
@@ -298,12 +317,16 @@ class RolloutEngine:
         report = RolloutReport()
         jobs = self.jobs(tasks)
         if resume:
+            for part, problem in store.drop_unreadable():
+                log.warning("dropped %s: %s", part, problem)
+                report.dropped_parts.append(str(part))
             done = store.done_chains()
             report.chains_resumed = sum(1 for t, c in jobs if (t.instance_id, c) in done)
             jobs = [(t, c) for t, c in jobs if (t.instance_id, c) not in done]
 
         def collect(result: ChainResult) -> None:
             report.infra_retries += len(result.infra_errors) - (0 if result.ok else 1)
+            report.infra_failures += result.infra_failures
             if result.ok:
                 store.append(result.trajectories)
                 report.chains_done += 1

@@ -6,6 +6,11 @@ returns the chain's trajectories as rows. Only the driver writes the trajectory 
 
 By default Ray is started on this machine (``ray.init(num_cpus=2, include_dashboard=False)``) and
 shut down afterwards; pass ``address`` to use a running cluster (it is then left running).
+
+An actor that dies while it runs a chain (``ray.kill``, SIGKILL, OOM, a crashed node) is replaced
+by a fresh one and the chain is queued again, up to ``max_infra_retries`` times like any infra
+failure; then it is reported as given up. Its lost try stored nothing (only the driver writes, once
+a chain has finished), so the retry adds no duplicate rows.
 """
 
 from __future__ import annotations
@@ -14,7 +19,22 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from swetrain.rollout.engine import ChainResult, RolloutConfig, RolloutReport, build_policy, build_verifier, run_chain_job
+from swetrain.rollout.engine import (
+    INFRA_GIVE_UP,
+    ChainResult,
+    RolloutConfig,
+    RolloutReport,
+    build_policy,
+    build_verifier,
+    run_chain_job,
+)
+
+
+def _actor_died(exc: BaseException) -> bool:
+    """True for errors meaning the actor's process is gone (not an exception raised by the job)."""
+    from ray import exceptions as rex
+
+    return isinstance(exc, (rex.RayActorError, rex.WorkerCrashedError, rex.NodeDiedError, rex.LocalRayletDiedError))
 
 
 class ChainActor:
@@ -113,6 +133,7 @@ class RayChainPool:
         pending = list(jobs)
         idle = list(self._actors)
         running: dict[Any, tuple[Any, Any, int]] = {}
+        deaths: dict[tuple[str, int], list[str]] = {}  # actor deaths per chain (infra failures)
         while pending or running:
             while pending and idle:
                 task, chain = pending.pop(0)
@@ -127,10 +148,10 @@ class RayChainPool:
             ready, _ = ray.wait(list(running), num_returns=1)
             for ref in ready:
                 actor, task, chain = running.pop(ref)
+                died = deaths.setdefault((task.instance_id, chain), [])
                 try:
                     result = ChainResult.from_wire(ray.get(ref))
-                except Exception as exc:  # noqa: BLE001 - the actor died: replace it, report, keep going
-                    result = ChainResult(task.instance_id, chain, error=f"ray actor failed: {exc}")
+                except Exception as exc:  # noqa: BLE001 - the actor failed: replace it
                     self._actors.remove(actor)
                     try:
                         ray.kill(actor)
@@ -138,6 +159,21 @@ class RayChainPool:
                         pass
                     actor = self._new_actor()
                     self._actors.append(actor)
+                    idle.append(actor)
+                    first = (str(exc).strip().splitlines() or [""])[0][:300]
+                    if not _actor_died(exc):  # the job itself raised: a bug, not retried
+                        collect(ChainResult(task.instance_id, chain, infra_errors=died[:] + [first],
+                                            error=f"ray actor failed: {type(exc).__name__}: {first}"))
+                        continue
+                    died.append(f"ray actor died running {task.instance_id} chain {chain}: {type(exc).__name__}: {first}")
+                    if len(died) <= self.config.max_infra_retries:
+                        pending.insert(0, (task, chain))  # run it again on a live actor
+                        continue
+                    result = ChainResult(task.instance_id, chain, infra_errors=died[:],
+                                         error=f"{INFRA_GIVE_UP} {len(died)} tries: {died[-1]}")
+                    collect(result)
+                    continue
+                result.infra_errors = died + result.infra_errors
                 idle.append(actor)
                 collect(result)
 

@@ -9,13 +9,21 @@ Rows are ordered by part number, then by position inside the part; ``read(offset
 rows after the first ``offset`` ones, so a trainer that remembers how many rows it consumed can
 resume without duplicates. The files are plain Parquet: ``pandas.read_parquet(RUN_DIR /
 "trajectories")`` or duckdb read them too.
+
+Faults: a part that cannot be read (truncated, overwritten, a data page failing its checksum) raises
+:class:`StoreError` naming the file, its size and the problem; :meth:`TrajectoryStore.drop_unreadable`
+moves such parts aside (``.part-N.parquet.<id>.corrupt``) so a resumed rollout re-runs their chains.
+A write that fails because the disk is full (ENOSPC/EDQUOT) or a file-size limit was hit (EFBIG)
+raises :class:`DiskFullError` naming the part; nothing partial is left behind.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
+import shutil
 import threading
 import uuid
 from collections.abc import Iterable, Sequence
@@ -66,6 +74,90 @@ class StoreError(RuntimeError):
     """A part file could not be written or read; the message names the file."""
 
 
+class DiskFullError(OSError):
+    """A write failed for lack of space (ENOSPC, EDQUOT) or a file-size limit (EFBIG).
+
+    Raised as ``DiskFullError(errno, message, path)``; ``str()`` is the message, which names the
+    path and says "disk full" (or which limit was hit).
+    """
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+_SPACE_ERRNOS = {errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded", errno.EFBIG: "file size limit reached"}
+_SPACE_TEXTS = (
+    ("no space left on device", errno.ENOSPC),
+    ("os error 28", errno.ENOSPC),  # Rust writers (safetensors)
+    ("disk quota exceeded", errno.EDQUOT),
+    ("file too large", errno.EFBIG),
+)
+LOW_SPACE_BYTES = 1 << 20  # below this much free space a failed write is taken as "disk full"
+
+
+def free_bytes(path: str | os.PathLike) -> int | None:
+    """Bytes available to this user on the filesystem holding ``path`` (its nearest existing parent)."""
+    p = Path(path)
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    try:
+        return shutil.disk_usage(p).free
+    except OSError:
+        return None
+
+
+def space_errno(exc: BaseException, path: str | os.PathLike | None = None) -> int | None:
+    """ENOSPC / EDQUOT / EFBIG when ``exc`` (or an exception it was raised from) is a write that
+    ran out of space, else None.
+
+    Errors carrying no errno (pyarrow, safetensors and torch.save wrap the OS error in their own
+    text) are recognised by that text, or -- when ``path`` is given -- by the filesystem holding it
+    having less than :data:`LOW_SPACE_BYTES` left right after the failure (torch.save says only
+    "unexpected pos").
+    """
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, OSError) and e.errno in _SPACE_ERRNOS:
+            return e.errno
+        text = str(e).lower()
+        for needle, code in _SPACE_TEXTS:
+            if needle in text:
+                return code
+        e = e.__cause__ or e.__context__
+    if path is not None:
+        free = free_bytes(path)
+        if free is not None and free < LOW_SPACE_BYTES:
+            return errno.ENOSPC
+    return None
+
+
+def disk_full_error(exc: BaseException, what: str, path: str | os.PathLike) -> DiskFullError | None:
+    """A :class:`DiskFullError` "<reason> while writing <what> <path> (N bytes free): <exc>" when
+    ``exc`` is a space failure (see :func:`space_errno`), else None."""
+    code = space_errno(exc, path)
+    if code is None:
+        return None
+    free = free_bytes(path)
+    where = f" ({free} bytes free)" if free is not None else ""
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    return DiskFullError(code, f"{_SPACE_ERRNOS[code]} while writing {what} {path}{where}: {detail}", str(path))
+
+
+def _unreadable(part: Path, exc: BaseException) -> StoreError:
+    """A StoreError naming ``part``, its size and what pyarrow found wrong with it."""
+    try:
+        size = f"{part.stat().st_size} bytes"
+    except OSError:
+        size = "size unknown"
+    detail = " ".join(str(exc).split()) or type(exc).__name__
+    return StoreError(
+        f"trajectory part {part} is unreadable (corrupt or truncated, {size}): {detail}; "
+        "a resumed run drops it (swetrain rollout --resume; swetrain train --resume if it lies after the checkpoint)"
+    )
+
+
 class TrajectoryStore:
     """Append-only Parquet parts under ``run_dir/trajectories`` (see module docstring)."""
 
@@ -107,13 +199,17 @@ class TrajectoryStore:
                 self._open_for_writing()
             tmp = self.dir / f".part-{self._next:08d}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
             try:
-                pq.write_table(table, tmp)
+                pq.write_table(table, tmp, write_page_checksum=True)
                 with open(tmp, "rb") as fh:
                     os.fsync(fh.fileno())
                 final = self._publish(tmp)
             except Exception as exc:
                 tmp.unlink(missing_ok=True)
-                raise StoreError(f"could not write trajectory part {self.dir}/part-{self._next:08d}.parquet: {exc}") from exc
+                target = self.dir / f"part-{self._next:08d}.parquet"
+                full = disk_full_error(exc, "trajectory part", target)
+                if full is not None:
+                    raise full from exc
+                raise StoreError(f"could not write trajectory part {target}: {exc}") from exc
         return final
 
     def _publish(self, tmp: Path) -> Path:
@@ -165,9 +261,9 @@ class TrajectoryStore:
                     if rows <= skip:
                         skip -= rows
                         continue
-                tables.append(pq.read_table(part, schema=_schema(), columns=columns))
+                tables.append(pq.read_table(part, schema=_schema(), columns=columns, page_checksum_verification=True))
             except Exception as exc:  # noqa: BLE001
-                raise StoreError(f"unreadable trajectory part {part}: {exc}") from exc
+                raise _unreadable(part, exc) from exc
         table = pa.concat_tables(tables) if tables else schema.empty_table()
         return table.slice(skip) if skip else table
 
@@ -186,7 +282,43 @@ class TrajectoryStore:
     def count(self) -> int:
         import pyarrow.parquet as pq
 
-        return sum(pq.ParquetFile(p).metadata.num_rows for p in self._parts())
+        total = 0
+        for part in self._parts():
+            try:
+                total += pq.ParquetFile(part).metadata.num_rows
+            except Exception as exc:  # noqa: BLE001
+                raise _unreadable(part, exc) from exc
+        return total
+
+    def check(self) -> list[tuple[Path, str]]:
+        """Every part that cannot be read in full (footer, schema, data pages and their
+        checksums), with the problem; reads one part at a time."""
+        import pyarrow.parquet as pq
+
+        bad = []
+        for part in self._parts():
+            try:
+                table = pq.read_table(part, schema=_schema(), page_checksum_verification=True)
+                if table.num_rows == 0:
+                    raise ValueError("the part holds no rows (parts are never written empty)")
+            except Exception as exc:  # noqa: BLE001
+                bad.append((part, str(_unreadable(part, exc))))
+        return bad
+
+    def drop_unreadable(self) -> list[tuple[Path, str]]:
+        """Move every unreadable part (see :meth:`check`) aside to a hidden
+        ``.part-N.parquet.<id>.corrupt`` file, out of every reader's way; return (part, problem).
+
+        Only for a store no other process is writing. A resumed rollout calls it, so the chains of
+        a dropped part are simply not "done" and run again.
+        """
+        bad = self.check()
+        with self._lock:
+            for part, problem in bad:
+                os.replace(part, part.with_name(f".{part.name}.{uuid.uuid4().hex[:8]}.corrupt"))
+            if bad:
+                self._next = None  # re-number from what is left
+        return bad
 
     def to_pandas(self, offset: int = 0) -> Any:
         return self.read_table(offset).to_pandas()

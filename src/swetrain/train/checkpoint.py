@@ -6,6 +6,10 @@ CUDA, Python and NumPy RNG states) and ``state.json`` (step, data cursor, trajec
 metrics line count, ...). A checkpoint is written into a temporary folder and renamed into place,
 then ``RUN_DIR/checkpoints/latest.json`` is replaced atomically: a kill -9 at any moment leaves
 either the previous or the new checkpoint, never a partial one.
+
+A write that fails (the disk filling up: :class:`~swetrain.rollout.store.DiskFullError`, naming the
+path and saying "disk full"; any other error: :class:`CheckpointError`) removes what it wrote and
+leaves ``latest.json`` and the previous checkpoint untouched, so the run resumes from it.
 """
 
 from __future__ import annotations
@@ -23,14 +27,40 @@ import torch
 _STEP = re.compile(r"^step-(\d{8})$")
 
 
+class CheckpointError(RuntimeError):
+    """A checkpoint could not be written or read; the message names the path."""
+
+
 def write_json_atomic(path: Path, obj: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _torch_save(obj: Any, path: Path) -> None:
+    """``torch.save`` through a file we close ourselves: after a failed write (disk full) the
+    traceback keeps torch's writer alive, and with it, had torch opened the file, the space of the
+    deleted half-written file."""
+    with open(path, "wb") as fh:
+        torch.save(obj, fh)
+
+
+def _write_failed(exc: BaseException, what: str, path: Path) -> Exception:
+    """The named error for a failed checkpoint write: DiskFullError when space ran out."""
+    from swetrain.rollout.store import disk_full_error
+
+    full = disk_full_error(exc, what, path)
+    if full is not None:
+        return full
+    return CheckpointError(f"could not write {what} {path}: {type(exc).__name__}: {exc}")
 
 
 def rng_state() -> dict[str, Any]:
@@ -80,27 +110,39 @@ def save_checkpoint(
     final = checkpoint_dir(run_dir, step)
     tmp = root / f".step-{step:08d}.{os.getpid()}.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    kwargs: dict[str, Any] = {"safe_serialization": True}
-    if model_state_dict is not None:
-        kwargs["state_dict"] = model_state_dict
-    model.save_pretrained(tmp / "model", **kwargs)
-    if tokenizer is not None:
-        tokenizer.save_pretrained(tmp / "model")
-    if optimizer_state is not None or optimizer is not None:  # FSDP passes the gathered full state
-        torch.save(optimizer_state if optimizer_state is not None else optimizer.state_dict(), tmp / "optimizer.pt")
-    if scheduler is not None:
-        torch.save(scheduler.state_dict(), tmp / "scheduler.pt")
-    torch.save(rng_state(), tmp / "rng.pt")
-    write_json_atomic(tmp / "state.json", {**state, "step": step})
-    for path in tmp.rglob("*"):
-        if path.is_file():
-            with open(path, "rb") as fh:
-                os.fsync(fh.fileno())
-    if final.exists():  # a re-run of the same step after a resume: replace it
+    try:
+        tmp.mkdir()
+        kwargs: dict[str, Any] = {"safe_serialization": True}
+        if model_state_dict is not None:
+            kwargs["state_dict"] = model_state_dict
+        model.save_pretrained(tmp / "model", **kwargs)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(tmp / "model")
+        if optimizer_state is not None or optimizer is not None:  # FSDP passes the gathered full state
+            _torch_save(optimizer_state if optimizer_state is not None else optimizer.state_dict(), tmp / "optimizer.pt")
+        if scheduler is not None:
+            _torch_save(scheduler.state_dict(), tmp / "scheduler.pt")
+        _torch_save(rng_state(), tmp / "rng.pt")
+        write_json_atomic(tmp / "state.json", {**state, "step": step})
+        for path in tmp.rglob("*"):
+            if path.is_file():
+                with open(path, "rb") as fh:
+                    os.fsync(fh.fileno())
+    except Exception as exc:  # nothing of this step is published: the previous checkpoint stays latest
+        err = _write_failed(exc, f"checkpoint step {step} to", tmp)  # judged before the space is freed
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise err from exc
+    replaced = final.exists()
+    if replaced:  # a re-run of the same step after a resume: replace it
         shutil.rmtree(final)
     os.replace(tmp, final)
-    write_json_atomic(root / "latest.json", {"step": step, "path": final.name})
+    try:
+        write_json_atomic(root / "latest.json", {"step": step, "path": final.name})
+    except Exception as exc:  # latest.json still names the previous checkpoint: drop the new one
+        err = _write_failed(exc, "checkpoint pointer", root / "latest.json")
+        if not replaced:
+            shutil.rmtree(final, ignore_errors=True)
+        raise err from exc
     _prune(root, keep, protect=final)
     return final
 
@@ -154,6 +196,8 @@ def truncate_store(run_dir: Path, offset: int) -> int:
     """
     import pyarrow.parquet as pq
 
+    from swetrain.rollout.store import StoreError
+
     tdir = Path(run_dir) / "trajectories"
     if not tdir.is_dir():
         return 0
@@ -162,7 +206,17 @@ def truncate_store(run_dir: Path, offset: int) -> int:
     parts = sorted(tdir.glob("part-*.parquet"))
     seen = removed = 0
     for part in parts:
-        n = pq.ParquetFile(part).metadata.num_rows
+        try:
+            n = pq.ParquetFile(part).metadata.num_rows
+        except Exception as exc:  # noqa: BLE001 - truncated / corrupt: its footer cannot be read
+            if seen >= offset:  # written after the checkpoint (the step is re-run): drop it
+                part.unlink()
+                continue
+            # parts are never empty, so this part holds row ``seen`` < offset: rows the checkpoint counted
+            raise StoreError(
+                f"trajectory part {part} is unreadable (corrupt or truncated, {part.stat().st_size} bytes: {exc}) "
+                f"and holds rows from {seen} on, before the checkpoint's offset {offset}; cannot resume cleanly"
+            ) from exc
         if seen >= offset:
             part.unlink()
             removed += n

@@ -48,6 +48,8 @@ def train(
             console.print(f"[red]{out} already holds a run; pass --resume to continue it or choose a new --out[/red]")
             raise typer.Exit(2)
         from swetrain.rollout.errors import NoTrajectoryError
+        from swetrain.rollout.store import DiskFullError, StoreError
+        from swetrain.train.checkpoint import CheckpointError
 
         try:
             trainer = RLTrainer(cfg, out, on_step=on_step)
@@ -57,6 +59,9 @@ def train(
             raise typer.Exit(2) from None
         except NoTrajectoryError as exc:  # a step stored nothing: say why in one line
             typer.echo(" ".join(str(exc).split()), err=True)
+            raise typer.Exit(1) from None
+        except (StoreError, DiskFullError, CheckpointError) as exc:  # names the file and the problem
+            typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(1) from None
     console.print(f"run directory: {out}  (metrics.jsonl, tensorboard/, trajectories/, checkpoints/)")
     console.print(json.dumps({k: v for k, v in last.items() if isinstance(v, (int, float))}, sort_keys=True))

@@ -302,6 +302,11 @@ class RLTrainer:
         _maybe_fault("kill_after_rollout", step)
         trajs = sorted(store.read_all(offset), key=lambda t: (t.instance_id, t.chain, t.attempt))
         self._require_trajectories(report, len(trajs), step)
+        # a task with a chain given up (infra failures after retries, or a bug) has an incomplete
+        # group: its stored chains stay in the store but not in the batch; infra failures are never
+        # scored (no row), so they cannot enter the batch as reward 0
+        incomplete = [t for t in trajs if t.instance_id in report.skipped_tasks]
+        trajs = [t for t in trajs if t.instance_id not in report.skipped_tasks]
         records = [AttemptRecord(t.instance_id, t.chain, t.attempt - 1, bool(t.resolved)) for t in trajs]
         metrics: dict[str, Any] = {}
         if trajs or self.dist.fsdp:  # under FSDP a rank without rows still joins the update
@@ -332,6 +337,8 @@ class RLTrainer:
             {
                 "rollout/trajectories": len(trajs),
                 "rollout/skipped_tasks": len(report.skipped_tasks),
+                "rollout/infra_failures": report.infra_failures,
+                "rollout/incomplete_group_rows": len(incomplete),
                 "time/rollout_s": t_roll,
                 "time/step_s": time.monotonic() - t0,
                 "lr": self.scheduler.get_last_lr()[0],
