@@ -313,6 +313,7 @@ class RolloutEngine:
         """
         if not isinstance(store, TrajectoryStore):
             store = TrajectoryStore(store)
+        _announce_isolation_once(store.run_dir)
         started = time.monotonic()
         report = RolloutReport()
         jobs = self.jobs(tasks)
@@ -396,6 +397,23 @@ class RolloutEngine:
 
 
 # ---------------------------------------------------------------------- metrics
+_ANNOUNCED: set[str] = set()
+_ANNOUNCED_LOCK = threading.Lock()
+
+
+def _announce_isolation_once(run_dir: Path) -> None:
+    """Say how agent commands are isolated (one stderr line) and record it in ``run_dir/isolation.json``,
+    once per run directory and process (a trainer runs the engine every step)."""
+    from swetrain.env.sandbox import announce_isolation
+
+    key = str(Path(run_dir).resolve())
+    with _ANNOUNCED_LOCK:
+        if key in _ANNOUNCED:
+            return
+        _ANNOUNCED.add(key)
+    announce_isolation(run_dir)
+
+
 def run_local(
     policy: Any,
     tasks: Sequence[Any],
