@@ -31,7 +31,7 @@ def test_eval_cli_writes_metrics(tmp_path):
     head = json.loads(res.stdout.strip().splitlines()[-1])
     assert head["n_tasks"] == 1 and 0.0 <= head["resolved_at_1"] <= head["resolved_at_2"] <= 1.0
     info = json.loads((out / "eval.json").read_text())
-    assert info["policy_path"] == str(ensure_tiny()) and len(info["per_task"][task.instance_id]) == 1
+    assert info["policy_path"] == str(ensure_tiny()) and len(info["outcomes"]["0"][task.instance_id]) == 2
 
 
 def test_eval_cli_names_a_bad_policy(tmp_path):
@@ -51,8 +51,8 @@ def test_eval_cli_that_stores_nothing_exits_1_and_says_why(tmp_path):
     (tmp_path / "bug" / "repo").rename(tmp_path / "bug" / "moved")  # every workspace fails to start
     out = tmp_path / "eval"
     res = CliRunner().invoke(app, ["eval", "--policy", str(ensure_tiny()), "--tasks", str(tasks_file), "--split", "",
-                                   "--out", str(out), "--chains", "2", "--json"])
+                                   "--out", str(out), "--seeds", "0,1", "--json"])
     assert res.exit_code == 1, res.output
     why = res.stderr.strip().splitlines()[-1]
-    assert why.startswith("evaluation: no trajectory stored: all 2 chains failed: infra failure after 3 tries")
+    assert why.startswith("evaluation: no trajectory stored in any seed") and "infra failure after 3 tries" in why
     assert not (out / "eval.json").exists()

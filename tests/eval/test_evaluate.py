@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from swetrain.eval.evaluate import evaluate_policy, outcome_matrix
+from swetrain.eval.evaluate import evaluate_policy
+from swetrain.eval.metrics import outcome_matrix
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "train"))
 from train_helpers import make_bug_task  # noqa: E402
@@ -22,7 +23,8 @@ class _T:
 
 def test_outcome_matrix():
     trajs = [_T("a", 0, 1, False), _T("a", 0, 2, True), _T("b", 0, 1, True), _T("b", 1, 1, False)]
-    y = outcome_matrix(trajs, ["a", "b"], chains=2, attempts=2)
+    y, tasks = outcome_matrix(trajs, ["a", "b"], attempts=2, samples=2)
+    assert tasks == ["a", "b"]
     assert y.shape == (2, 2, 2)
     assert y[0].tolist()[0] == [0.0, 1.0] and y[0, 1, 0] == 1.0 and math.isnan(y[0, 1, 1])
     assert y[1, 1, 0] == 0.0 and np.isnan(y[1, 0]).all()

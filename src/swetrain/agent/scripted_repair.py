@@ -179,7 +179,7 @@ def _line_variants(line: str) -> list[str]:
     return out
 
 
-def _candidate_edits(source: str, path: str, lo: int, hi: int) -> list[tuple[int, str]]:
+def line_edits(source: str, path: str, lo: int, hi: int) -> list[tuple[int, str]]:
     """(line, new line text) single-line rewrites inside lines [lo, hi] of ``source``."""
     from swetrain.tasks.synth.mutate import apply_site, enumerate_sites
 
@@ -326,7 +326,7 @@ def find_fix(
             return None
         source = (root / path).read_text(encoding="utf-8")
         hi = min(hi, lo + GREP_AFTER)
-        edits = _candidate_edits(source, path, lo, hi)
+        edits = line_edits(source, path, lo, hi)
         cited = [c for c in _cited_lines(shown, path) if lo <= c <= hi]
         if cited:
             edits.sort(key=lambda e: min(abs(e[0] - c) for c in cited))

@@ -49,7 +49,7 @@ def _print_summary(mastery, as_json: bool, extra: dict | None = None) -> None:
 
 @curriculum_app.command("mastery")
 def mastery_cmd(
-    policy: str = typer.Option(..., "--policy", help="model folder or tiny | tiny-sft | smollm2 | smollm2-sft"),
+    policy: str = typer.Option(..., "--policy", help="policy spec (docs/policy.md): model folder, tiny-sft, smollm2-sft, openai:..., scripted-repair, ..."),
     out: Path = typer.Option(..., "--out", help="mastery map (JSON; updated in place when it exists)"),
     tasks: str = typer.Option("builtin", "--tasks", help="tasks file (JSONL/JSON/Parquet) or 'builtin'"),
     split: str = typer.Option("train", "--split", help="only tasks of this split ('' for all)"),
@@ -69,17 +69,16 @@ def mastery_cmd(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from swetrain.curriculum.mastery import estimate_mastery
-    from swetrain.policy.hf import HFPolicy
     from swetrain.policy.threads import configure_torch_threads
-    from swetrain.rollout.cli import _model_path, _sample_tasks
+    from swetrain.rollout.cli import _build_policy, _policy_spec, _sample_tasks
 
     configure_torch_threads()
+    _policy_spec(policy)
     mastery = _load_map(out, policy, must_exist=False)
     chosen = _sample_tasks(tasks, split or None, seed, limit)
     if resume:
         done = mastery.estimated(phase)
         chosen = [t for t in chosen if t.instance_id not in done]
-    path = _model_path(policy)
     runs = runs_dir or out.with_name(out.name + ".runs")
     changes: dict = {"refreshed": 0, "new_evidence": 0, "skipped": {}}
     if chosen:
@@ -87,7 +86,7 @@ def mastery_cmd(
                       disable=as_json) as progress:
             bar = progress.add_task(f"mastery {policy}", total=len(chosen) * rollouts)
             changes = estimate_mastery(
-                HFPolicy(path), chosen, runs / phase, mastery, phase=phase, rollouts=rollouts, seed=seed,
+                _build_policy(policy), chosen, runs / phase, mastery, phase=phase, rollouts=rollouts, seed=seed,
                 workers=workers, temperature=temperature, max_turns=max_turns, max_new_tokens=max_new_tokens,
                 on_result=lambda _r: progress.advance(bar),
             )

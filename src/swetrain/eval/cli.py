@@ -1,55 +1,116 @@
-"""``swetrain eval``: Resolved@1, Resolved@2 and conditional recovery of a policy on a task split."""
+"""``swetrain eval``: FC-SWE's evaluation protocol (Resolved@K, feedback vs resample, failure-context
+ablation, token cost, seeds) for any policy spec; writes ``RUN_DIR/eval.json``. See docs/eval.md."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 
+report_app = typer.Typer(help="Reports: compare eval runs (swetrain eval) and plot training dynamics.", no_args_is_help=True)
+
+
 def register(app: typer.Typer) -> None:
     app.command("eval")(evaluate)
+    app.add_typer(report_app, name="report")
+
+
+@report_app.command("compare")
+def compare_cmd(
+    runs: list[Path] = typer.Argument(..., help="eval run folders (or their eval.json) over the same tasks; the first is the reference"),
+    out: Path = typer.Option(..., "--out", help="report folder (compare.md, compare.json, PNG plots); replaced atomically"),
+    resamples: int = typer.Option(10_000, "--resamples", min=100, help="paired-bootstrap resamples"),
+) -> None:
+    """Compare eval runs: Resolved@K curves, feedback vs resample, context ablation, tokens, routes, paired CIs."""
+    from swetrain.eval.compare import compare_runs
+    from swetrain.eval.protocol import EvalError
+
+    try:
+        path = compare_runs(runs, out, n_boot=resamples)
+    except EvalError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(str(path))
+
+
+@report_app.command("train")
+def train_cmd(
+    run_dir: Path = typer.Argument(..., help="a `swetrain train` run folder (metrics.jsonl)"),
+    out: Optional[Path] = typer.Option(None, "--out", help="report folder (default RUN_DIR/report)"),
+) -> None:
+    """Plot reward, first-attempt success and the second attempt's extra contribution per RL step."""
+    from swetrain.eval.compare import train_report
+    from swetrain.eval.protocol import EvalError
+
+    try:
+        path = train_report(run_dir, out)
+    except EvalError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(str(path))
 
 
 def evaluate(
-    policy: str = typer.Option("tiny-sft", "--policy", help="model folder or tiny | tiny-sft | tiny-sft-build | smollm2 | smollm2-sft"),
+    policy: str = typer.Option("tiny-sft", "--policy", help="policy spec (docs/policy.md): model folder, tiny-sft, smollm2-sft, openai:URL#..., scripted-repair[:SEED], ..."),
     tasks: str = typer.Option("builtin", "--tasks", help="tasks file (JSONL/JSON/Parquet) or 'builtin'"),
     split: str = typer.Option("heldout", "--split", help="only tasks of this split ('' for all)"),
-    limit: int = typer.Option(0, "--limit", min=0, help="evaluate this many tasks (seeded shuffle; 0 = all)"),
-    out: Path = typer.Option(Path("runs/eval"), "--out", help="folder for trajectories and eval.json"),
-    chains: int = typer.Option(1, "--chains", min=1, help="independent chains per task"),
-    attempts: int = typer.Option(2, "--attempts", min=1, help="attempts per chain (attempt 2 sees the failed patch + diagnostics)"),
-    seed: int = typer.Option(0, "--seed"),
-    temperature: float = typer.Option(0.5, "--temperature", min=1e-6),
-    max_turns: int = typer.Option(8, "--max-turns", min=1),
-    max_new_tokens: int = typer.Option(192, "--max-new-tokens", min=1),
-    max_context_tokens: int = typer.Option(3072, "--max-context-tokens", min=64),
-    workers: int = typer.Option(1, "--workers", min=1, help="episodes run concurrently"),
-    as_json: bool = typer.Option(False, "--json", help="print eval.json's headline as one JSON line"),
+    limit: int = typer.Option(0, "--limit", min=0, help="evaluate this many tasks (seeded shuffle of the split; 0 = all)"),
+    seed: int = typer.Option(0, "--seed", help="seed of the --limit task sample (decoding seeds: --seeds)"),
+    out: Path = typer.Option(Path("runs/eval"), "--out", help="run folder (seed-*/trajectories and eval.json); must not hold an evaluation"),
+    attempts: int = typer.Option(2, "--attempts", help="K: attempts per task (1-16); a chain stops at its first success"),
+    mode: str = typer.Option("feedback", "--mode", help="feedback (attempt r+1 sees the failure context of r) | resample (every attempt fresh)"),
+    context: Optional[str] = typer.Option(None, "--context", help="failure context in feedback mode: patch+verifier (default) | patch-only | none"),
+    seeds: str = typer.Option("0", "--seeds", help="decoding seeds, comma-separated (e.g. 0,1,2): mean and spread over them"),
+    preset: Optional[str] = typer.Option(None, "--preset", help="'paper': T 1.0, top-p 0.95, top-k 20, 150 turns, 200K context (explicit flags win)"),
+    temperature: Optional[float] = typer.Option(None, "--temperature", help="sampling temperature (default 0.5; 0 = greedy)"),
+    top_p: Optional[float] = typer.Option(None, "--top-p", help="nucleus mass in (0, 1] (default 1.0)"),
+    top_k: Optional[int] = typer.Option(None, "--top-k", help="sample among the k most likely tokens (default 0 = off)"),
+    max_turns: Optional[int] = typer.Option(None, "--max-turns", help="agent turns (actions) per attempt (default 8)"),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", help="tokens per generation call (default 192)"),
+    max_context_tokens: Optional[int] = typer.Option(None, "--max-context-tokens", help="context tokens per attempt (default 8192; capped by the policy window minus --max-new-tokens)"),
+    context_budget: Optional[int] = typer.Option(None, "--context-budget", help="token budget of the failure context (default 2048)"),
+    workers: int = typer.Option(1, "--workers", min=1, help="chains run concurrently"),
+    as_json: bool = typer.Option(False, "--json", help="print the headline as one JSON line"),
 ) -> None:
-    """Evaluate a policy (defaults: the quickstart's held-out protocol and sampling settings)."""
+    """Evaluate a policy with FC-SWE's protocol and write RUN_DIR/eval.json."""
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from swetrain.eval.evaluate import evaluate_policy
-    from swetrain.policy.hf import HFPolicy
+    from swetrain.eval.protocol import EvalError, EvalProtocol, parse_seeds, run_eval
     from swetrain.policy.threads import configure_torch_threads
-    from swetrain.rollout.cli import _model_path, _sample_tasks
+    from swetrain.rollout.cli import _build_policy, _policy_spec, _sample_tasks
     from swetrain.rollout.errors import NoTrajectoryError
 
+    try:
+        protocol = EvalProtocol.build(
+            preset=preset, context=context, attempts=attempts, mode=mode, seeds=parse_seeds(seeds),
+            temperature=temperature, top_p=top_p, top_k=top_k, max_turns=max_turns, max_new_tokens=max_new_tokens,
+            max_context_tokens=max_context_tokens, context_budget=context_budget, workers=workers,
+        )
+    except EvalError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    spec = _policy_spec(policy)
+    if (out / "eval.json").exists():
+        raise typer.BadParameter(f"{out} already holds an evaluation (eval.json); choose a new folder", param_hint="--out")
     configure_torch_threads()
     chosen = _sample_tasks(tasks, split or None, seed, limit)
-    path = _model_path(policy)
-    out.mkdir(parents=True, exist_ok=True)
+    built = _build_policy(policy)
+    info = {"split": split, "task_source": tasks, "task_sample_seed": seed, "limit": limit}
+    if spec.is_local_model:
+        info["policy_path"] = str(spec.model_path())
+    console = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  disable=as_json) as progress:
-        bar = progress.add_task(f"eval {policy}", total=len(chosen) * chains)
+                  console=console, transient=as_json) as progress:
+        bar = progress.add_task(f"eval {policy} ({protocol.mode}, K={protocol.attempts})",
+                                total=len(chosen) * len(protocol.seeds))
         try:
-            result = evaluate_policy(
-                HFPolicy(path), chosen, out, chains=chains, attempts=attempts, seed=seed, max_turns=max_turns,
-                max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens, temperature=temperature,
-                workers=workers, on_result=lambda _r: progress.advance(bar),
-            )
+            record = run_eval(built, chosen, out, protocol, policy_name=policy, info=info,
+                              on_result=lambda _r: progress.advance(bar))
+        except EvalError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--out") from None
         except NoTrajectoryError as exc:  # nothing to score: say why in one line, exit 1
             failure = str(exc)
         else:
@@ -57,13 +118,23 @@ def evaluate(
     if failure is not None:
         typer.echo(" ".join(failure.split()), err=True)
         raise typer.Exit(code=1)
-    info = {"policy": policy, "policy_path": str(path), "tasks": tasks, "split": split, **result.to_dict()}
-    (out / "eval.json").write_text(json.dumps(info, indent=2) + "\n")
-    head = {**result.headline(), "n_tasks": result.n_tasks, "invalid_turn_rate": result.invalid_turn_rate,
-            "seconds": round(result.seconds, 1)}
+    curve = record["resolved_at"]
+    head = {
+        "policy": policy, "mode": record["mode"], "context": record["context"], "attempts": record["attempts"],
+        "seeds": record["seeds"], "n_tasks": len(record["tasks"]), "resolved_at": curve,
+        "resolved_at_std": record["resolved_at_std"], "resolved_at_1": curve[0],
+        "resolved_at_2": curve[1] if len(curve) > 1 else curve[0],
+        "conditional_recovery": record["conditional_recovery"], "cumulative_tokens": record["cumulative_tokens"],
+        "infra_failures": sum(len(v) for v in record["infra_failures"].values()),
+        "invalid_turn_rate": record["invalid_turn_rate"], "seconds": record["seconds"], "eval_json": str(out / "eval.json"),
+    }
     if as_json:
         typer.echo(json.dumps(head))
-    else:
-        typer.echo(f"Resolved@1 {100 * head['resolved_at_1']:.1f}%  Resolved@2 {100 * head['resolved_at_2']:.1f}%  "
-                   f"conditional recovery {100 * head['conditional_recovery']:.1f}%  on {result.n_tasks} tasks "
-                   f"(invalid turns {100 * result.invalid_turn_rate:.0f}%); {out / 'eval.json'}")
+        return
+    rec = record["conditional_recovery"]
+    typer.echo(
+        "Resolved@k " + " ".join(f"{100 * v:.1f}" for v in curve) + " (%)  "
+        f"conditional recovery {'n/a' if rec is None else f'{100 * rec:.1f}%'}  tokens/task at K "
+        f"{record['cumulative_tokens'][-1]:.0f}  on {len(record['tasks'])} tasks x {len(record['seeds'])} seed(s) "
+        f"({record['mode']}, {record['context']}); {out / 'eval.json'}"
+    )

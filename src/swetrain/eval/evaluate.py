@@ -15,8 +15,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 
 @dataclass
 class EvalResult:
@@ -42,16 +40,6 @@ class EvalResult:
         return asdict(self)
 
 
-def outcome_matrix(trajectories: list[Any], task_ids: list[str], chains: int, attempts: int) -> np.ndarray:
-    """``[S=chains, T, K]`` outcomes (1/0, NaN where not executed) from stored trajectories."""
-    index = {iid: i for i, iid in enumerate(task_ids)}
-    y = np.full((chains, len(task_ids), attempts), np.nan)
-    for t in trajectories:
-        if t.instance_id in index and t.chain < chains and 1 <= t.attempt <= attempts:
-            y[t.chain, index[t.instance_id], t.attempt - 1] = 1.0 if t.resolved else 0.0
-    return y
-
-
 def evaluate_policy(
     policy: Any,
     tasks: list[Any],
@@ -74,7 +62,7 @@ def evaluate_policy(
     Raises :class:`~swetrain.rollout.errors.NoTrajectoryError` when no trajectory was stored or
     every task was skipped (nothing left to score).
     """
-    from swetrain.eval.metrics import conditional_recovery, resolved_at
+    from swetrain.eval.metrics import conditional_recovery, outcome_matrix, resolved_at
     from swetrain.rollout.engine import run_local, summarize
     from swetrain.rollout.errors import NoTrajectoryError, require_trajectories
 
@@ -87,7 +75,7 @@ def evaluate_policy(
     kept = [t.instance_id for t in tasks if t.instance_id not in report.skipped_tasks]
     if not kept:
         raise NoTrajectoryError(f"evaluation: every task was skipped: {report.skipped_tasks}")
-    y = outcome_matrix(trajs, kept, chains, attempts)
+    y, _ = outcome_matrix(trajs, kept, attempts, chains)
     r1 = resolved_at(y, 1)
     r2 = resolved_at(y, 2) if attempts >= 2 else r1
     cr = conditional_recovery(y) if attempts >= 2 else math.nan

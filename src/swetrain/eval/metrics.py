@@ -289,3 +289,148 @@ def paired_bootstrap(
     alpha = (1 - level) / 2
     lo, hi = np.quantile(means, [alpha, 1 - alpha])
     return BootstrapCI(mean_diff=float(d.mean()), low=float(lo), high=float(hi), level=level, n_resamples=int(n))
+
+
+# --------------------------------------------------------------------------- the eval protocol
+def outcome_matrix(
+    records: Any,
+    task_ids: list[str] | None = None,
+    attempts: int | None = None,
+    samples: int | None = None,
+    *,
+    value: Any = None,
+) -> tuple[np.ndarray, list[str]]:
+    """``[S, T, K]`` matrix of attempt records and its task ids: the one place outcome matrices are built.
+
+    ``records`` are objects with ``instance_id``, ``chain`` (the sample/seed index s), ``attempt``
+    (1-based r) and ``resolved`` (stored trajectories). Cell ``[s, t, r-1]`` is 1/0 (``value``: a
+    function of the record giving another number, e.g. its tokens), NaN where the attempt did not run
+    (FC-SWE chains stop at their first success, q_{c,r+1} = q_{c,r}(1 - y_{c,r})). ``task_ids``
+    (default: the sorted ids of the records) fixes the rows (records of other tasks are ignored);
+    ``attempts``/``samples`` widen K/S beyond what the records show.
+    """
+    records = list(records)
+    tasks = list(task_ids) if task_ids is not None else sorted({r.instance_id for r in records})
+    col = {iid: i for i, iid in enumerate(tasks)}
+    rows = [r for r in records if r.instance_id in col]
+    k = max([attempts or 1] + [int(r.attempt) for r in rows])
+    s = max([samples or 1] + [int(r.chain) + 1 for r in rows])
+    y = np.full((s, len(tasks), k), np.nan)
+    for r in rows:
+        if int(r.attempt) < 1:
+            raise ValueError(f"records: attempt numbers start at 1, got {r.attempt!r} for {r.instance_id}")
+        y[int(r.chain), col[r.instance_id], int(r.attempt) - 1] = (
+            (1.0 if r.resolved else 0.0) if value is None else float(value(r))
+        )
+    return y, tasks
+
+
+def _excluded(y: np.ndarray, excluded: Any) -> np.ndarray:
+    if excluded is None:
+        return np.zeros(y.shape[:2], dtype=bool)
+    ex = np.asarray(excluded, dtype=bool)
+    if ex.ndim == 1:
+        ex = np.broadcast_to(ex, y.shape[:2])
+    if ex.shape != y.shape[:2]:
+        raise ValueError(f"excluded: shape {ex.shape} does not match outcomes' [S, T] {y.shape[:2]}")
+    return ex
+
+
+def resolved_curves_per_seed(outcomes: Any, excluded: Any = None) -> np.ndarray:
+    """``[S, K]``: Resolved@k of each seed over the tasks it scored (FC-SWE Fig. 5a per seed).
+
+    ``excluded`` (``[S, T]`` or ``[T]`` bool) marks tasks a seed never scored (infrastructure
+    failures): they leave that seed's denominator instead of counting as failures. A non-excluded
+    task without any executed attempt counts as unresolved. A seed that scored no task is NaN.
+    """
+    y = _outcomes(outcomes)
+    ex = _excluded(y, excluded)
+    solved = _solved_by(y)
+    out = np.full((y.shape[0], y.shape[2]), np.nan)
+    for s in range(y.shape[0]):
+        keep = ~ex[s]
+        if keep.any():
+            out[s] = solved[s, keep].mean(axis=0)
+    return out
+
+
+def seed_mean_std(per_seed: Any) -> tuple[list[float], list[float]]:
+    """Mean and spread over seeds of ``[S, K]`` per-seed rates (sample std, ddof=1; 0 with one seed);
+    seeds that scored nothing (NaN rows) are left out."""
+    a = _array(per_seed, "per_seed")
+    a = a[~np.isnan(a).all(axis=1)]
+    if a.shape[0] == 0:
+        raise ValueError("per_seed: no seed scored any task")
+    std = a.std(axis=0, ddof=1) if a.shape[0] > 1 else np.zeros(a.shape[1])
+    return [float(v) for v in a.mean(axis=0)], [float(v) for v in std]
+
+
+def _per_seed(y: np.ndarray, ex: np.ndarray, fn: Any) -> list[Any]:
+    return [fn(y[s][~ex[s]][None]) for s in range(y.shape[0]) if (~ex[s]).any()]
+
+
+def protocol_summary(
+    outcomes: Any,
+    tokens: Any = None,
+    *,
+    excluded: Any = None,
+    routes: list[str | None] | None = None,
+    thresholds: tuple[float, ...] = (0.1, 0.2, 0.3, 0.4, 0.5),
+) -> dict[str, Any]:
+    """The headline numbers of FC-SWE's evaluation protocol from one run's matrices.
+
+    Args:
+        outcomes: ``[S, T, K]`` (seeds x tasks x attempts; 1/0/NaN = not executed).
+        tokens: same shape, tokens (prompt + generated) of each executed attempt, or None.
+        excluded: ``[S, T]`` infrastructure failures, left out of that seed's denominators.
+        routes: per task its route (``A``/``B``/``C``; None = ``unassigned``) for the breakdown.
+        thresholds: resolve rates for ``tokens_to_reach`` (Fig. 5b).
+
+    Returns ``resolved_at`` (Fig. 5a: R@1..R@K, mean over seeds), ``resolved_at_std``,
+    ``conditional_recovery`` (P(r=2 resolves | r=1 failed), Table 1; None with K=1 or no first
+    failure), ``cumulative_tokens`` (mean tokens per task under each budget k),
+    ``tokens_to_reach`` ({threshold: {"k", "resolved", "tokens_per_task"} or None}; Fig. 5b) and
+    ``by_route`` ({route: {"tasks", "resolved_at", "conditional_recovery"}}). Every figure is computed
+    per seed over the tasks that seed scored, then averaged over seeds.
+    """
+    y = _outcomes(outcomes)
+    ex = _excluded(y, excluded)
+    curves = resolved_curves_per_seed(y, ex)
+    mean, std = seed_mean_std(curves)
+    recs = [v for v in _per_seed(y, ex, conditional_recovery) if not math.isnan(v)] if y.shape[2] >= 2 else []
+    out: dict[str, Any] = {
+        "resolved_at": mean,
+        "resolved_at_std": std,
+        "conditional_recovery": float(np.mean(recs)) if recs else None,
+    }
+    if tokens is not None:
+        tk = _array(tokens, "tokens")
+        if tk.ndim == 2:
+            tk = tk[None]
+        if tk.shape != y.shape:
+            raise ValueError(f"tokens: shape {tk.shape} does not match outcomes {y.shape}")
+        cum = np.mean([cumulative_tokens(y[s][~ex[s]][None], tk[s][~ex[s]][None])
+                       for s in range(y.shape[0]) if (~ex[s]).any()], axis=0)
+        out["cumulative_tokens"] = [float(v) for v in cum]
+        reach: dict[str, Any] = {}
+        for th in thresholds:
+            if not 0.0 <= th <= 1.0:
+                raise ValueError(f"thresholds: {th!r} is not a fraction in [0, 1]")
+            k = next((i for i, r in enumerate(mean) if r >= th - 1e-12), None)
+            reach[f"{th:g}"] = None if k is None else {"k": k + 1, "resolved": mean[k], "tokens_per_task": float(cum[k])}
+        out["tokens_to_reach"] = reach
+    if routes is not None:
+        if len(routes) != y.shape[1]:
+            raise ValueError(f"routes: {len(routes)} entries for {y.shape[1]} tasks")
+        names = [r or "unassigned" for r in routes]
+        by_route: dict[str, Any] = {}
+        for route in sorted(set(names)):
+            cols = np.array([n == route for n in names])
+            sub_ex = ex[:, cols]
+            if sub_ex.all():
+                continue
+            sub = protocol_summary(y[:, cols], excluded=sub_ex)
+            by_route[route] = {"tasks": int(cols.sum()), "resolved_at": sub["resolved_at"],
+                               "conditional_recovery": sub["conditional_recovery"]}
+        out["by_route"] = by_route
+    return out

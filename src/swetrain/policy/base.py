@@ -15,6 +15,7 @@ class GenerationConfig:
     max_new_tokens: int = 256
     temperature: float = 1.0
     top_p: float = 1.0
+    top_k: int = 0  # sample among the k most likely tokens (0: no top-k cut)
     stop_token_ids: list[int] = field(default_factory=list)  # generation ends after emitting one
     seed: int | None = None
 

@@ -49,7 +49,7 @@ def smollm2_cmd(out: Path = typer.Option(..., "--out", help="Folder to write (ab
 
 @policy_app.command("serve")
 def serve_cmd(
-    model: str = typer.Option(..., "--model", help="Model folder, or a spec: tiny, smollm2, hf:PATH."),
+    model: str = typer.Option(..., "--model", help="Policy spec with local weights: a model folder, tiny, tiny-sft, smollm2, smollm2-sft, hf:PATH."),
     host: str = typer.Option("127.0.0.1", help="Address to bind."),
     port: int = typer.Option(8000, help="Port (0 = any free port)."),
     name: str = typer.Option("", help="Model name served in /v1/models (default: the folder name)."),
@@ -60,21 +60,15 @@ def serve_cmd(
     import logging
 
     from swetrain.policy.hf import HFPolicy
-    from swetrain.policy.load import PolicySpecError, load_policy
     from swetrain.policy.server import make_server
+    from swetrain.policy.spec import PolicySpecError, parse_policy_spec
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     try:
-        if Path(model).expanduser().is_dir():
-            policy = HFPolicy(Path(model).expanduser(), device=device, dtype=dtype)
-        else:
-            policy = load_policy(model, device=device, dtype=dtype)
-    except (PolicySpecError, FileNotFoundError) as exc:
+        policy = HFPolicy(parse_policy_spec(model).model_path(), device=device, dtype=dtype)
+    except (PolicySpecError, FileNotFoundError) as exc:  # also: a spec without local weights
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
-    if not isinstance(policy, HFPolicy):
-        typer.echo("error: serve needs a local transformers model (folder, tiny, smollm2 or hf:PATH)", err=True)
-        raise typer.Exit(2)
     served = name or (policy.path.name if policy.path else "swetrain")
     server = make_server(policy, host, port, served)
     bound_host, bound_port = server.server_address[:2]

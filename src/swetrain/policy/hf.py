@@ -61,6 +61,8 @@ def validate_config(config: GenerationConfig) -> None:
         raise ValueError(f"GenerationConfig.temperature={config.temperature!r}: must be >= 0 (0 = greedy)")
     if not 0 < config.top_p <= 1:
         raise ValueError(f"GenerationConfig.top_p={config.top_p!r}: must be in (0, 1]")
+    if not isinstance(config.top_k, int) or config.top_k < 0:
+        raise ValueError(f"GenerationConfig.top_k={config.top_k!r}: must be an int >= 0 (0 = no top-k cut)")
 
 
 def validate_ids(sequences: list[list[int]], vocab_size: int, what: str) -> None:
@@ -85,11 +87,13 @@ def eos_token_ids(model: Any, tokenizer: Any) -> set[int]:
     return ids
 
 
-def sample_next(logits, temperature: float, top_p: float, generators: list) -> tuple[Any, Any]:
+def sample_next(logits, temperature: float, top_p: float, generators: list, top_k: int = 0) -> tuple[Any, Any]:
     """Pick one token per row and its behaviour log-prob.
 
     logits: [B, V] float32. Returns (tokens [B] long, logprobs [B] float32) where
-    logprobs = log_softmax(logits / T)[token] (T=1 when greedy, ``temperature == 0``).
+    logprobs = log_softmax(logits / T)[token] (T=1 when greedy, ``temperature == 0``). ``top_k > 0``
+    samples among the k most likely tokens (applied before ``top_p``, as vLLM does); like ``top_p`` it
+    renormalises the sampling distribution but not the reported log-prob.
     """
     import torch
 
@@ -99,6 +103,9 @@ def sample_next(logits, temperature: float, top_p: float, generators: list) -> t
         return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
     logp = torch.log_softmax(logits / temperature, dim=-1)
     probs = logp.exp()
+    if 0 < top_k < probs.shape[-1]:
+        kth = probs.topk(top_k, dim=-1).values[:, -1:]
+        probs = probs.masked_fill(probs < kth, 0.0)
     if top_p < 1.0:
         sorted_probs, order = probs.sort(dim=-1, descending=True)
         before = sorted_probs.cumsum(dim=-1) - sorted_probs  # mass strictly above each token
@@ -297,7 +304,7 @@ class HFPolicy:
             step = 0
             while True:
                 logits = out.logits[:, -1, :].float()
-                tokens, lps = sample_next(logits, config.temperature, config.top_p, generators)
+                tokens, lps = sample_next(logits, config.temperature, config.top_p, generators, config.top_k)
                 tok_list, lp_list = tokens.tolist(), lps.tolist()
                 for row in range(batch):
                     if reasons[row] is not None:

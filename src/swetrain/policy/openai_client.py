@@ -129,6 +129,8 @@ class OpenAIPolicy:
         }
         if seed is not None:
             body["seed"] = seed
+        if config.top_k:  # vLLM/SGLang/our server read it; -1 and absent both mean no cut
+            body["top_k"] = config.top_k
         if config.stop_token_ids:
             body["stop_token_ids"] = list(config.stop_token_ids)
         reply = self._request("POST", "/completions", body)

@@ -5,7 +5,7 @@ It speaks the subset of the vLLM/OpenAI completions API that token-exact RL need
 
 * ``GET  /v1/models``
 * ``POST /v1/completions``: ``prompt`` as token ids (``[1, 2, 3]``), a list of them, a string or a
-  list of strings; ``max_tokens``, ``temperature``, ``top_p``, ``seed``, ``logprobs`` (the sampled
+  list of strings; ``max_tokens``, ``temperature``, ``top_p``, ``top_k``, ``seed``, ``logprobs`` (the sampled
   token's log-prob; ``top_logprobs`` lists only the sampled token), ``stop_token_ids``,
   ``return_tokens_as_token_ids`` (tokens reported as ``"token_id:<id>"``, as vLLM does), ``echo``
   (prompt log-probs, first one ``null``). Each choice also carries ``token_ids`` (vLLM's
@@ -54,7 +54,7 @@ class _Job:
 
     def key(self) -> tuple:
         c = self.config
-        return (c.max_new_tokens, c.temperature, c.top_p, tuple(sorted(c.stop_token_ids)))
+        return (c.max_new_tokens, c.temperature, c.top_p, c.top_k, tuple(sorted(c.stop_token_ids)))
 
 
 class Batcher:
@@ -164,6 +164,7 @@ class PolicyServer:
             max_new_tokens=_number(body, "max_tokens", default_max, int, 1),
             temperature=_number(body, "temperature", 1.0, float, 0),
             top_p=_number(body, "top_p", 1.0, float),
+            top_k=max(_number(body, "top_k", 0, int), 0),  # vLLM's -1 = no cut
             stop_token_ids=list(stop_ids),
             seed=_number(body, "seed", None, int),
         )

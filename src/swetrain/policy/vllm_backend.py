@@ -146,6 +146,7 @@ class VLLMPolicy:
             max_tokens=config.max_new_tokens,
             temperature=config.temperature,
             top_p=config.top_p,
+            top_k=config.top_k if config.top_k > 0 else -1,
             seed=seed,
             logprobs=0,  # the sampled token's log-prob only
             stop_token_ids=list(config.stop_token_ids),

@@ -42,20 +42,40 @@ def _sample_tasks(spec: str, split: str | None, seed: int, limit: int) -> list:
     return chosen[:limit] if limit else chosen
 
 
-def _model_path(spec: str) -> Path:
-    """A policy spec of the train layer (``tiny-sft``, a model folder, ...) as a model folder,
-    or a ``--policy`` usage error naming the problem."""
-    from swetrain.train.policy_spec import resolve_policy_path
+def _policy_spec(spec: str):
+    """``--policy`` parsed by the one spec grammar (:mod:`swetrain.policy.spec`), or a usage error
+    naming the problem."""
+    from swetrain.policy.spec import PolicySpecError, parse_policy_spec
 
     try:
-        return resolve_policy_path(spec)
-    except (ValueError, FileNotFoundError) as exc:
+        return parse_policy_spec(spec)
+    except PolicySpecError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--policy") from None
+
+
+def _build_policy(spec: str):
+    """The policy ``--policy`` names, built now: a bad spec is a usage error, not a traceback mid-run."""
+    parsed = _policy_spec(spec)
+    try:
+        return parsed.build()
+    except (ValueError, FileNotFoundError) as exc:  # unknown scripted name, missing weights
+        raise typer.BadParameter(str(exc), param_hint="--policy") from None
+
+
+def _model_path(spec: str) -> Path:
+    """A policy spec with weights (``tiny-sft``, a model folder, ...) as a model folder, or a
+    ``--policy`` usage error naming the problem."""
+    from swetrain.policy.spec import PolicySpecError
+
+    try:
+        return _policy_spec(spec).model_path()
+    except (PolicySpecError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--policy") from None
 
 
 def rollout(
     tasks: str = typer.Option(..., "--tasks", help="Tasks file (JSONL/JSON/Parquet) or 'builtin'."),
-    policy: str = typer.Option(..., "--policy", help="Policy spec: a swetrain.policy spec (e.g. a model folder, 'tiny'), or 'scripted:NAME'."),
+    policy: str = typer.Option(..., "--policy", help="Policy spec (docs/policy.md): a model folder, tiny, tiny-sft, smollm2[-sft], hf:PATH, openai:URL#..., vllm:PATH, scripted:NAME, scripted-repair[:SEED]."),
     out: Path = typer.Option(..., "--out", help="Run directory (trajectories/ and rollout.json go there)."),
     group: int = typer.Option(8, "--group", min=1, help="G: chains per task."),
     attempts: int = typer.Option(2, "--attempts", min=1, help="R: attempts per chain (recovery attempts run only after a failure)."),
@@ -104,14 +124,8 @@ def rollout(
         top_p=top_p,
         max_infra_retries=infra_retries,
     )
-    built = None
-    if backend == "local":  # build it now: a bad spec is a usage error, not a traceback mid-run
-        from swetrain.rollout.engine import build_policy
-
-        try:
-            built = build_policy(policy)
-        except ValueError as exc:  # PolicySpecError, unknown scripted name
-            raise typer.BadParameter(str(exc), param_hint="--policy") from None
+    _policy_spec(policy)  # a bad spec is a usage error on every backend, not a traceback mid-run
+    built = _build_policy(policy) if backend == "local" else None
     engine = RolloutEngine(
         built, policy_factory=policy, backend=backend, workers=workers, config=config, ray_address=ray_address, ray_num_cpus=ray_cpus
     )

@@ -65,6 +65,7 @@ class RolloutConfig:
     seed: int = 0
     temperature: float = 1.0
     top_p: float = 1.0
+    top_k: int = 0  # 0: no top-k cut
     max_infra_retries: int = 2
     verify_timeout_s: float = 300.0
 
@@ -82,7 +83,8 @@ class RolloutConfig:
         return RecoveryChain(self.attempts, self.context_variant, self.context_budget_tokens, self.limits)
 
     def gen_config(self) -> GenerationConfig:
-        return GenerationConfig(max_new_tokens=self.limits.max_tokens_per_call, temperature=self.temperature, top_p=self.top_p)
+        return GenerationConfig(max_new_tokens=self.limits.max_tokens_per_call, temperature=self.temperature,
+                                top_p=self.top_p, top_k=self.top_k)
 
 
 @dataclass
@@ -427,6 +429,9 @@ def run_local(
     max_new_tokens: int = 128,
     max_context_tokens: int = 4096,
     temperature: float = 1.0,
+    top_p: float = 1.0,
+    top_k: int = 0,
+    context_budget_tokens: int = 2048,
     workers: int = 1,
     verifier: Any = None,
     on_result: Callable[[ChainResult], None] | None = None,
@@ -442,10 +447,13 @@ def run_local(
             group=chains,
             attempts=attempts,
             context_variant=context_variant,
+            context_budget_tokens=context_budget_tokens,
             limits=EpisodeLimits(max_turns=max_turns, max_context_tokens=max_context_tokens,
                                  max_tokens_per_call=max_new_tokens),
             seed=seed,
             temperature=temperature,
+            top_p=top_p,
+            top_k=top_k,
         ),
     )
     store = TrajectoryStore(out_dir)
@@ -454,30 +462,10 @@ def run_local(
     return report, store.read_all(offset)
 
 
-def outcome_matrix(trajectories: Sequence[Trajectory], attempts: int | None = None) -> tuple[Any, list[str]]:
-    """``[G, T, K]`` outcomes (chains as samples, 1/0, NaN = not executed) and the task ids.
-
-    The layout of ``swetrain.eval.metrics`` (seeds x tasks x attempts): each chain index plays the
-    role of one independent sample of the task.
-    """
-    import numpy as np
-
-    tasks = sorted({t.instance_id for t in trajectories})
-    if not trajectories:
-        return np.full((0, 0, attempts or 1), np.nan), tasks
-    g = max(t.chain for t in trajectories) + 1
-    k = max(attempts or 1, max(t.attempt for t in trajectories))
-    col = {iid: i for i, iid in enumerate(tasks)}
-    y = np.full((g, len(tasks), k), np.nan)
-    for t in trajectories:
-        y[t.chain, col[t.instance_id], t.attempt - 1] = 1.0 if t.resolved else 0.0
-    return y, tasks
-
-
 def summarize(trajectories: Sequence[Trajectory], attempts: int | None = None) -> dict[str, Any]:
     """Resolved@k for k = 1..R, conditional recovery and token/turn counts of a set of trajectories.
 
-    Metrics come from ``swetrain.eval.metrics`` over :func:`outcome_matrix` (chains averaged like
+    Metrics come from ``swetrain.eval.metrics`` over its ``outcome_matrix`` (chains averaged like
     seeds; a chain without rows, e.g. skipped for infra reasons, counts as unresolved).
     """
     import math
@@ -486,7 +474,7 @@ def summarize(trajectories: Sequence[Trajectory], attempts: int | None = None) -
 
     if not trajectories:
         return {"tasks": 0, "chains": 0, "trajectories": 0}
-    y, tasks = outcome_matrix(trajectories, attempts)
+    y, tasks = M.outcome_matrix(trajectories, attempts=attempts)
     out: dict[str, Any] = {
         "tasks": len(tasks),
         "chains": len({(t.instance_id, t.chain) for t in trajectories}),

@@ -14,37 +14,28 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
-def resolve_policy_path(spec: str, *, progress: bool = False) -> Path:
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"policy {spec!r}: folder has no config.json (not a transformers model)")
-        return path.resolve()
-    if spec == "tiny":
-        from swetrain.policy.tiny import ensure_tiny
+def resolve_policy_path(spec: str, *, progress: Any = False) -> Path:
+    """The local model folder of ``spec`` (any :mod:`swetrain.policy.spec` spec that has weights:
+    a folder, ``hf:PATH``, ``tiny``, ``tiny-sft``, ``smollm2``, ...). Raises
+    :class:`~swetrain.policy.spec.PolicySpecError` (a ``ValueError``) naming the spec otherwise."""
+    from swetrain.policy.spec import parse_policy_spec
 
-        return ensure_tiny()
-    if spec == "tiny-sft":
-        from swetrain.train.warmstart import shipped_warm_start
+    return parse_policy_spec(spec).model_path(progress=progress)
 
+
+def named_checkpoint(name: str, *, progress: Any = False) -> Path:
+    """``tiny-sft`` (the shipped warm start, else built), ``tiny-sft-build`` (always the locally
+    built one) or ``smollm2-sft``: the SFT warm starts of :mod:`swetrain.train.warmstart`."""
+    from swetrain.train.warmstart import ensure_warm_start, shipped_warm_start
+
+    if name == "tiny-sft":
         shipped = shipped_warm_start()
         if shipped is not None:
             return shipped
-    if spec in ("tiny-sft", "tiny-sft-build", "smollm2-sft"):
-        from swetrain.train.warmstart import ensure_warm_start
+    if name not in ("tiny-sft", "tiny-sft-build", "smollm2-sft"):
+        raise ValueError(f"policy {name!r}: not a named warm start (tiny-sft, tiny-sft-build, smollm2-sft)")
+    return ensure_warm_start(name.removesuffix("-build").removesuffix("-sft"), progress=progress)
 
-        return ensure_warm_start(spec.removesuffix("-build").removesuffix("-sft"), progress=progress)
-    if spec == "smollm2":
-        return smollm2_path()
-    raise ValueError(
-        f"policy {spec!r}: not a model folder and not one of tiny, tiny-sft, tiny-sft-build, smollm2, smollm2-sft"
-    )
-
-
-def smollm2_path() -> Path:
-    """SmolLM2-135M-Instruct as a transformers folder, via the policy layer's converter."""
-    from swetrain.policy.smollm2 import ensure_smollm2
-
-    return Path(ensure_smollm2())
