@@ -1,7 +1,36 @@
 """Shared test fixtures. Tests run on CPU, one torch thread, offline."""
 
 import os
+import subprocess
+
+import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """``tmpfs(size)``: a real tmpfs of that size, unmounted after the test (skips where mounting is
+    not allowed): the disk-full tests need a real small filesystem."""
+    mounted = []
+
+    def mount(size: str):
+        folder = tmp_path / f"fs{len(mounted)}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if os.geteuid() != 0:
+            pytest.skip("mounting a small tmpfs needs root; the disk-full test needs a real small filesystem")
+        try:
+            res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                                 capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            pytest.skip(f"cannot run mount: {exc}")
+        if res.returncode != 0:
+            pytest.skip(f"mounting a tmpfs is not permitted here: {res.stderr.strip() or res.returncode}")
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    for folder in mounted:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True, timeout=30)

@@ -159,34 +159,6 @@ def assert_complete(store: TrajectoryStore, task, group: int) -> list:
     return trajs
 
 
-def small_tmpfs(folder: Path, size: str) -> Path:
-    """Mount a real tmpfs of ``size`` at ``folder`` (skips the test where mounting is not allowed)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root; the disk-full test needs a real small filesystem")
-    try:
-        res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"cannot run mount: {exc}")
-    if res.returncode != 0:
-        pytest.skip(f"mounting a tmpfs is not permitted here: {res.stderr.strip() or res.returncode}")
-    return folder
-
-
-@pytest.fixture
-def tmpfs(tmp_path):
-    mounted: list[Path] = []
-
-    def mount(size: str) -> Path:
-        mounted.append(small_tmpfs(tmp_path / f"fs{len(mounted)}", size))
-        return mounted[-1]
-
-    yield mount
-    for folder in mounted:
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True, timeout=30)
-
-
 def fill(folder: Path) -> Path:
     """Write a file until the filesystem says ENOSPC; return it (delete it to free the space)."""
     filler = folder / "filler.bin"

@@ -6,9 +6,7 @@ RL batch. See docs/training.md, "Faults".
 from __future__ import annotations
 
 import errno
-import os
 import shutil
-import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -18,31 +16,6 @@ import torch
 from swetrain.rollout.store import DiskFullError, StoreError, TrajectoryStore
 from swetrain.train import checkpoint as ckpt
 from train_helpers import TOOLS, fix_turns, make_trajectory
-
-
-@pytest.fixture
-def tmpfs(tmp_path):
-    """``mount(size)``: a real tmpfs of that size (the test is skipped where mounting is not allowed)."""
-    mounted: list[Path] = []
-
-    def mount(size: str) -> Path:
-        folder = tmp_path / f"fs{len(mounted)}"
-        folder.mkdir()
-        if os.geteuid() != 0:
-            pytest.skip("mounting a small tmpfs needs root; the disk-full test needs a real small filesystem")
-        try:
-            res = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
-                                 capture_output=True, text=True, timeout=30)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            pytest.skip(f"cannot run mount: {exc}")
-        if res.returncode != 0:
-            pytest.skip(f"mounting a tmpfs is not permitted here: {res.stderr.strip() or res.returncode}")
-        mounted.append(folder)
-        return folder
-
-    yield mount
-    for folder in mounted:
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True, timeout=30)
 
 
 # ---------------------------------------------------------------------- (c) disk full
