@@ -60,7 +60,18 @@ _register_layers()
 
 
 def main() -> None:
-    app()
+    """Run the command; a run directory or store that cannot be used is one ``error:`` line, exit 2."""
+    import sys
+
+    try:
+        app()
+    except Exception as exc:
+        from swetrain.rollout.store import DiskFullError, StoreError
+
+        if not isinstance(exc, (StoreError, DiskFullError)):
+            raise
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

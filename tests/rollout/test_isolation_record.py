@@ -55,3 +55,24 @@ def test_rollout_isolated_says_and_records_it(tmp_path):
 @pytest.mark.slow
 def test_rollout_unisolated_says_and_records_it(tmp_path, bwrap_off):
     _check(tmp_path, False)
+
+
+@pytest.mark.parametrize("layout", ["file", "trajectories-file"])
+def test_an_unusable_run_directory_is_one_clear_error(tmp_path, layout, capsys, monkeypatch):
+    from swetrain.cli import main
+
+    task = build_demo_task(tmp_path / "demo")
+    tasks = write_tasks_file(task, tmp_path / "demo" / "tasks.jsonl")
+    out = tmp_path / "run"
+    if layout == "file":
+        out.write_text("not a folder")
+    else:
+        out.mkdir()
+        (out / "trajectories").write_text("not a folder")
+    monkeypatch.setattr("sys.argv", ["swetrain", "rollout", "--tasks", str(tasks), "--policy", "scripted:finish",
+                                     "--group", "1", "--attempts", "1", "--out", str(out)])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: run directory {out}" in err and "is not a directory" in err and "Traceback" not in err

@@ -315,6 +315,7 @@ class RolloutEngine:
         """
         if not isinstance(store, TrajectoryStore):
             store = TrajectoryStore(store)
+        store.check_run_dir()
         _announce_isolation_once(store.run_dir)
         started = time.monotonic()
         report = RolloutReport()

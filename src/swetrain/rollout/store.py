@@ -167,6 +167,24 @@ class TrajectoryStore:
         self._lock = threading.Lock()
         self._next: int | None = None
 
+    def check_run_dir(self) -> None:
+        """Raise :class:`StoreError` naming the run directory unless rows can be stored in it."""
+        problem = None
+        if self.run_dir.exists() and not self.run_dir.is_dir():
+            problem = "exists and is not a directory"
+        elif self.dir.exists() and not self.dir.is_dir():
+            problem = f"its {self.dir.name!r} exists and is not a directory"
+        else:
+            try:
+                self.dir.mkdir(parents=True, exist_ok=True)
+                probe = self.dir / f".probe-{os.getpid()}-{threading.get_ident()}"
+                probe.write_bytes(b"")
+                probe.unlink()
+            except OSError as exc:
+                problem = f"cannot be written ({exc.strerror or exc})"
+        if problem:
+            raise StoreError(f"run directory {self.run_dir}: {problem}")
+
     # ------------------------------------------------------------------ writing
     def _parts(self) -> list[Path]:
         if not self.dir.is_dir():
