@@ -72,7 +72,7 @@ def test_env_tools_json_lines(app, task, tasks_file):
     stdin = "\n".join(c if isinstance(c, str) else json.dumps(c) for c in calls) + "\n"
     res = CliRunner().invoke(app, ["env", "tools", "--tasks", str(tasks_file), "--instance", task.instance_id], input=stdin)
     assert res.exit_code == 0, res.output
-    lines = [json.loads(x) for x in res.output.strip().splitlines()]
+    lines = [json.loads(x) for x in res.stdout.strip().splitlines()]
     assert [x.get("ok") for x in lines[:6]] == [True, False, False, True, True, True]
     assert "never-run" not in res.output
     final = lines[-1]
@@ -92,7 +92,7 @@ def test_env_tools_deeply_nested_line_is_an_invalid_call(app, task, tasks_file):
     stdin = "[" * 100_000 + "\n" + json.dumps({"name": "finish", "arguments": {"command": "submit"}}) + "\n"
     res = CliRunner().invoke(app, ["env", "tools", "--tasks", str(tasks_file), "--instance", task.instance_id], input=stdin)
     assert res.exit_code == 0, res.output
-    lines = [json.loads(x) for x in res.output.strip().splitlines()]
+    lines = [json.loads(x) for x in res.stdout.strip().splitlines()]
     assert lines[0]["ok"] is False and "invalid tool call line" in lines[0]["observation"]
     assert lines[1]["ok"] is True and lines[-1]["verdict"]["resolved"] is False
 
