@@ -85,70 +85,63 @@ def paired_differences(a: dict[str, Any], b: dict[str, Any], *, n: int = 10_000,
     return out
 
 
-def _plot_curves(runs: list[dict[str, Any]], path: Path) -> None:
+@contextmanager
+def _figure(path: Path, title: str, ylabel: str, xlabel: str | None = None, grid: bool = False):
+    """One 6x3.8 in. plot: yields its axes, then adds the legend and writes ``path``."""
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.8))
+    try:
+        yield ax
+        if xlabel:
+            ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        if grid:
+            ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+    finally:
+        plt.close(fig)
+
+
+def _grouped_bars(ax, runs: list[dict[str, Any]], labels: list[str], values, errors=None) -> None:
+    """Bars of ``values(run)`` per group label, one bar per run, side by side."""
+    width = 0.8 / len(runs)
     for i, r in enumerate(runs):
-        ks = list(range(1, len(r["resolved_at"]) + 1))
-        ax.errorbar(ks, r["resolved_at"], yerr=r["resolved_at_std"], marker="o", capsize=3, label=_label(r, i))
-    ax.set_xlabel("attempt budget K")
-    ax.set_ylabel("Resolved@K")
-    ax.set_title("Resolved@K (mean ± std over seeds; cf. FC-SWE Fig. 5a)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+        xs = [j + (i - (len(runs) - 1) / 2) * width for j in range(len(labels))]
+        kwargs = {"yerr": errors(r), "capsize": 2} if errors else {}
+        ax.bar(xs, values(r), width=width, label=_label(r, i), **kwargs)
+    ax.set_xticks(list(range(len(labels))), labels)
+
+
+def _plot_curves(runs: list[dict[str, Any]], path: Path) -> None:
+    with _figure(path, "Resolved@K (mean ± std over seeds; cf. FC-SWE Fig. 5a)", "Resolved@K",
+                 "attempt budget K", grid=True) as ax:
+        for i, r in enumerate(runs):
+            ks = list(range(1, len(r["resolved_at"]) + 1))
+            ax.errorbar(ks, r["resolved_at"], yerr=r["resolved_at_std"], marker="o", capsize=3, label=_label(r, i))
 
 
 def _plot_bars(runs: list[dict[str, Any]], path: Path, title: str) -> None:
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 3.8))
     K = min(len(r["resolved_at"]) for r in runs)
-    width = 0.8 / len(runs)
-    for i, r in enumerate(runs):
-        ks = range(K)
-        ax.bar([k + (i - (len(runs) - 1) / 2) * width for k in ks], [r["resolved_at"][k] for k in ks], width=width,
-               yerr=[r["resolved_at_std"][k] for k in ks], capsize=2, label=_label(r, i))
-    ax.set_xticks(list(range(K)), [f"R@{k + 1}" for k in range(K)])
-    ax.set_ylabel("resolve rate")
-    ax.set_title(title)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with _figure(path, title, "resolve rate") as ax:
+        _grouped_bars(ax, runs, [f"R@{k + 1}" for k in range(K)], lambda r: r["resolved_at"][:K],
+                      lambda r: r["resolved_at_std"][:K])
 
 
 def _plot_tokens(runs: list[dict[str, Any]], path: Path) -> None:
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 3.8))
-    for i, r in enumerate(runs):
-        ax.plot(r["cumulative_tokens"], r["resolved_at"], marker="o", label=_label(r, i))
-    ax.set_xlabel("mean cumulative tokens per task (prompt + generated)")
-    ax.set_ylabel("Resolved@K")
-    ax.set_title("Resolve rate vs inference tokens (cf. FC-SWE Fig. 5b)")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with _figure(path, "Resolve rate vs inference tokens (cf. FC-SWE Fig. 5b)", "Resolved@K",
+                 "mean cumulative tokens per task (prompt + generated)", grid=True) as ax:
+        for i, r in enumerate(runs):
+            ax.plot(r["cumulative_tokens"], r["resolved_at"], marker="o", label=_label(r, i))
 
 
 def _plot_routes(runs: list[dict[str, Any]], path: Path) -> None:
-    plt = _plt()
     routes = sorted({k for r in runs for k in r.get("by_route", {})})
-    fig, ax = plt.subplots(figsize=(6, 3.8))
-    width = 0.8 / len(runs)
-    for i, r in enumerate(runs):
-        vals = [r["by_route"].get(rt, {}).get("resolved_at", [0.0])[-1] for rt in routes]
-        ax.bar([j + (i - (len(runs) - 1) / 2) * width for j in range(len(routes))], vals, width=width, label=_label(r, i))
-    ax.set_xticks(list(range(len(routes))), routes)
-    ax.set_ylabel("Resolved@K")
-    ax.set_title("Resolved@K per route")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    with _figure(path, "Resolved@K per route", "Resolved@K") as ax:
+        _grouped_bars(ax, runs, routes,
+                      lambda r: [r["by_route"].get(rt, {}).get("resolved_at", [0.0])[-1] for rt in routes])
 
 
 def _pct(v: float | None) -> str:
