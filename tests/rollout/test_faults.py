@@ -50,7 +50,7 @@ def task():
 
 def gold_script(task, window_s: float = 0.0) -> TurnScript:
     """Apply the task's gold patch (after sleeping ``window_s`` in a marked command), then finish."""
-    turns = [bash_call(f"sleep {window_s:g}  # {WINDOW}")] if window_s else []
+    turns = [bash_call(f"sleep {window_s:g}; : {WINDOW}")] if window_s else []  # bash stays the parent: its cmdline names the window
     turns.append(bash_call(f"git apply <<'SWETRAIN_EOF'\n{task.patch}SWETRAIN_EOF"))
     return TurnScript(turns)
 
