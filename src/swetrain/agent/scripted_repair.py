@@ -87,10 +87,33 @@ def _is_test_file(path: str) -> bool:
     return "tests/" in path or path.startswith("tests") or name.startswith("test_") or name == "conftest.py"
 
 
-def _source_files(root: Path) -> list[str]:
+class SourceTree:
+    """The repository's Python files, read once: from a host folder or from a workspace of any
+    backend (through ``WorkspaceBackend.walk``, so a container's repository works the same)."""
+
+    def __init__(self, root: Any):
+        if isinstance(root, (str, Path)):
+            base = Path(root)
+            files = ((p.relative_to(base).as_posix(), p) for p in sorted(base.rglob("*.py")) if p.is_file())
+            self.files = {rel: p.read_text(encoding="utf-8", errors="replace") for rel, p in files}
+        else:
+            self.files = {rel: data.decode("utf-8", errors="replace") for rel, data in root.walk(".")
+                          if rel.endswith(".py")}
+
+    def is_file(self, rel: str) -> bool:
+        return rel in self.files
+
+    def read(self, rel: str) -> str:
+        return self.files[rel]
+
+
+def _tree(root: Any) -> SourceTree:
+    return root if isinstance(root, SourceTree) else SourceTree(root)
+
+
+def _source_files(tree: SourceTree) -> list[str]:
     out = []
-    for p in sorted(root.rglob("*.py")):
-        rel = p.relative_to(root).as_posix()
+    for rel in sorted(tree.files):
         if rel.startswith(".") or "/." in rel or _is_test_file(rel):
             continue
         out.append(rel)
@@ -110,16 +133,17 @@ def _functions(source: str) -> list[tuple[str, int, int]]:
     return out
 
 
-def issue_targets(root: Path, text: str) -> list[tuple[str, str | None]]:
+def issue_targets(root: Any, text: str) -> list[tuple[str, str | None]]:
     """(source file, function or None) for each backticked dotted name in ``text``: the longest
     prefix that is a module names the file (``pkg.mod`` -> ``pkg/mod.py``), the last remaining part
     the function (``pkg.mod.Class.method`` -> ``("pkg/mod.py", "method")``)."""
+    tree = _tree(root)
     out: list[tuple[str, str | None]] = []
     for dotted in _MODULE.findall(text):
         parts = dotted.split(".")
         for cut in range(len(parts), 0, -1):
             base = "/".join(parts[:cut])
-            rel = next((r for r in (base + ".py", base + "/__init__.py") if (root / r).is_file()), None)
+            rel = next((r for r in (base + ".py", base + "/__init__.py") if tree.is_file(r)), None)
             if rel is None or _is_test_file(rel):
                 continue
             target = (rel, parts[-1] if cut < len(parts) else None)
@@ -129,11 +153,12 @@ def issue_targets(root: Path, text: str) -> list[tuple[str, str | None]]:
     return out
 
 
-def _candidate_functions(root: Path, output: str, issue: str = "") -> list[tuple[str, str, int, int]]:
+def _candidate_functions(root: Any, output: str, issue: str = "") -> list[tuple[str, str, int, int]]:
     """(path, function, def line, last line) the issue and the first observation point at, in
     search order: a function the issue names, non-test traceback frames (deepest first), then
     functions called on traceback lines and defined in a file that a frame or the issue names."""
-    sources = {rel: (root / rel).read_text(encoding="utf-8", errors="replace") for rel in _source_files(root)}
+    tree = _tree(root)
+    sources = {rel: tree.read(rel) for rel in _source_files(tree)}
     found: list[tuple[str, str, int, int]] = []
     seen: set[tuple[str, str]] = set()
 
@@ -146,7 +171,7 @@ def _candidate_functions(root: Path, output: str, issue: str = "") -> list[tuple
                 found.append((path, name, lo, hi))
                 return
 
-    targets = issue_targets(root, issue)
+    targets = issue_targets(tree, issue)
     for path, name in targets:
         if name:
             add(path, name)
@@ -313,7 +338,7 @@ def find_fix(
     with ``check_suite`` the whole suite must pass too. Within a function, edits on lines the
     traceback points at are tried first, then by distance.
     """
-    root = Path(workspace.path)
+    root = SourceTree(workspace)
     shown = workspace.run(TEST_CMD, timeout=120).output  # what the demonstration's first turn sees
     # the whole suite (no -x): every failing test must pass after the fix, not only the first one
     full = workspace.run("python -m pytest -q --tb=short -p no:cacheprovider 2>&1 | tail -n 300", timeout=120)
@@ -324,7 +349,7 @@ def find_fix(
     for path, name, lo, hi in _candidate_functions(root, shown, issue):
         if tried >= max_candidates:
             return None
-        source = (root / path).read_text(encoding="utf-8")
+        source = root.read(path)
         hi = min(hi, lo + GREP_AFTER)
         edits = line_edits(source, path, lo, hi)
         cited = [c for c in _cited_lines(shown, path) if lo <= c <= hi]
@@ -380,9 +405,9 @@ def demonstrate(
     demonstration trajectory (resolved, or a reason)."""
     from swetrain.agent.loop import EpisodeLimits, run_episode
     from swetrain.agent.scripted import ScriptedPolicy, TurnScript
-    from swetrain.env.workspace import Workspace
+    from swetrain.env.backend import open_workspace
 
-    make_ws = workspace_factory or (lambda t: Workspace.create(t))
+    make_ws = workspace_factory or (lambda t: open_workspace(t))
     ws = make_ws(task)
     try:
         if plan is None:

@@ -47,10 +47,17 @@ def read_junit(path: str | Path, max_bytes: int = 64 << 20) -> list[JunitCase]:
         raise ValueError(f"no junit report at {path}")
     if path.stat().st_size > max_bytes:
         raise ValueError(f"junit report {path} is larger than {max_bytes} bytes")
+    return parse_junit(path.read_bytes(), str(path), max_bytes)
+
+
+def parse_junit(data: bytes, name: str = "junit report", max_bytes: int = 64 << 20) -> list[JunitCase]:
+    """All testcases of a pytest junit XML document (read out of a container). ValueError when broken."""
+    if len(data) > max_bytes:
+        raise ValueError(f"junit report {name} is larger than {max_bytes} bytes")
     try:
-        root = ET.parse(path).getroot()
+        root = ET.fromstring(data)
     except ET.ParseError as exc:
-        raise ValueError(f"junit report {path} is not valid XML: {exc}") from None
+        raise ValueError(f"junit report {name} is not valid XML: {exc}") from None
     cases = []
     for tc in root.iter("testcase"):
         status, texts = "PASSED", []

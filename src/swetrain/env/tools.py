@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 import signal
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from swetrain.env.sandbox import SANDBOX_ROOT
@@ -188,32 +187,33 @@ class ToolRunner:
             return ToolResult(f"Error: {name} failed: {exc}", ok=False)
 
     # ---------------------------------------------------------------------------------- paths
-    def resolve(self, path: Any) -> Path:
-        """Map an agent path to a host path inside the workspace; ToolError if it escapes."""
+    def resolve(self, path: Any) -> str:
+        """Map an agent path to a path relative to the repository root; ToolError if it escapes."""
         if not isinstance(path, str) or not path.strip():
             raise ToolError("path must be a non-empty string")
         if "\0" in path:
             raise ToolError("path contains a NUL byte")
-        root = Path(os.path.realpath(self.ws.path))
         p = path.strip()
-        for prefix in (SANDBOX_ROOT, str(self.ws.path), str(root)):
+        host = getattr(self.ws, "path", None)  # the local backend's host path, also accepted
+        prefixes = [SANDBOX_ROOT, self.ws.agent_root]
+        if host is not None:
+            prefixes += [str(host), os.path.realpath(host)]
+        for prefix in dict.fromkeys(prefixes):
             if p == prefix or p.startswith(prefix + "/"):
                 p = p[len(prefix) :].lstrip("/") or "."
                 break
         else:
             if os.path.isabs(p):
                 raise ToolError(f"path {path!r} is outside the repository (root: {self.ws.agent_root})")
-        full = Path(os.path.realpath(root / p))
-        if full != root and root not in full.parents:
+        rel = self.ws.resolve_path(p)
+        if rel is None:
             raise ToolError(f"path {path!r} resolves outside the repository (root: {self.ws.agent_root})")
-        rel = full.relative_to(root)
-        if rel.parts and rel.parts[0] == ".git":
+        if rel.split("/")[0] == ".git":
             raise ToolError(f"path {path!r} is inside .git; use git commands instead")
-        return full
+        return rel
 
-    def display(self, full: Path) -> str:
-        rel = full.relative_to(Path(os.path.realpath(self.ws.path)))
-        return self.ws.agent_root if str(rel) == "." else f"{self.ws.agent_root}/{rel}"
+    def display(self, rel: str) -> str:
+        return self.ws.agent_root if rel == "." else f"{self.ws.agent_root}/{rel}"
 
     # ---------------------------------------------------------------------------- file_editor
     def _file_editor(
@@ -235,11 +235,10 @@ class ToolRunner:
         if command == "create":
             if not isinstance(file_text, str):
                 raise ToolError("create needs file_text (a string)")
-            if full.exists():
+            if self.ws.path_kind(full) is not None:
                 raise ToolError(f"file {shown} already exists; use str_replace to edit it")
-            full.parent.mkdir(parents=True, exist_ok=True)
             self._remember(full, None)
-            full.write_text(file_text, encoding="utf-8")
+            self.ws.write_file(full, file_text.encode("utf-8"))
             return ToolResult(f"File created at {shown} ({len(file_text.splitlines())} lines).")
         if command == "undo_edit":
             stack = self._history.get(str(full))
@@ -247,9 +246,9 @@ class ToolRunner:
                 raise ToolError(f"no edit of {shown} to undo")
             before = stack.pop()
             if before is None:
-                full.unlink(missing_ok=True)
+                self.ws.remove_file(full)
                 return ToolResult(f"Undid the creation of {shown} (file removed).")
-            full.write_text(before, encoding="utf-8")
+            self.ws.write_file(full, before.encode("utf-8"))
             return ToolResult(f"Last edit of {shown} undone.\n{_numbered(before, 1, None)}")
         text = self._read_text(full, shown)
         if command == "str_replace":
@@ -267,7 +266,7 @@ class ToolRunner:
             self._remember(full, text)
             start = text[: text.index(old_str)].count("\n") + 1
             updated = text.replace(old_str, new, 1)
-            full.write_text(updated, encoding="utf-8")
+            self.ws.write_file(full, updated.encode("utf-8"))
             lo = max(1, start - SNIPPET_LINES)
             hi = start + new.count("\n") + SNIPPET_LINES
             return ToolResult(f"The file {shown} has been edited. Snippet:\n{_numbered(updated, lo, hi)}")
@@ -285,22 +284,22 @@ class ToolRunner:
         if new_str.endswith("\n"):
             ins = ins[:-1]
         updated = "\n".join(lines[:insert_line] + ins + lines[insert_line:])
-        full.write_text(updated, encoding="utf-8")
+        self.ws.write_file(full, updated.encode("utf-8"))
         lo = max(1, insert_line - SNIPPET_LINES + 1)
         return ToolResult(
             f"The file {shown} has been edited. Snippet:\n{_numbered(updated, lo, insert_line + len(ins) + SNIPPET_LINES)}"
         )
 
-    def _remember(self, full: Path, before: str | None) -> None:
-        self._history.setdefault(str(full), []).append(before)
+    def _remember(self, full: str, before: str | None) -> None:
+        self._history.setdefault(full, []).append(before)
 
-    @staticmethod
-    def _read_text(full: Path, shown: str) -> str:
-        if not full.exists():
+    def _read_text(self, full: str, shown: str) -> str:
+        kind = self.ws.path_kind(full)
+        if kind is None:
             raise ToolError(f"file {shown} does not exist")
-        if full.is_dir():
+        if kind == "dir":
             raise ToolError(f"{shown} is a directory")
-        data = full.read_bytes()
+        data = self.ws.read_file(full)
         if b"\0" in data[:8192]:
             raise ToolError(f"{shown} is a binary file")
         try:
@@ -308,19 +307,20 @@ class ToolRunner:
         except UnicodeDecodeError:
             raise ToolError(f"{shown} is not UTF-8 text") from None
 
-    def _view(self, full: Path, shown: str, view_range: Any) -> ToolResult:
-        if full.is_dir():
+    def _view(self, full: str, shown: str, view_range: Any) -> ToolResult:
+        if self.ws.path_kind(full) == "dir":
             if view_range is not None:
                 raise ToolError("view_range is only allowed for files")
             lines = [f"Files and directories up to 2 levels deep in {shown}, excluding hidden items:", shown]
-            for entry in sorted(full.iterdir()):
+            for entry in self.ws.list_dir(full):
                 if entry.name.startswith("."):
                     continue
-                lines.append(self.display(entry) + ("/" if entry.is_dir() else ""))
-                if entry.is_dir() and not entry.is_symlink():
-                    for sub in sorted(entry.iterdir()):
+                rel = _join(full, entry.name)
+                lines.append(self.display(rel) + ("/" if entry.is_dir else ""))
+                if entry.is_dir and not entry.is_link:
+                    for sub in self.ws.list_dir(rel):
                         if not sub.name.startswith("."):
-                            lines.append(self.display(sub) + ("/" if sub.is_dir() else ""))
+                            lines.append(self.display(_join(rel, sub.name)) + ("/" if sub.is_dir else ""))
             return ToolResult(_clip("\n".join(lines)))
         text = self._read_text(full, shown)
         n = len(text.splitlines())
@@ -345,7 +345,7 @@ class ToolRunner:
             raise ToolError("execute_bash needs cmd (a non-empty string)")
         res = self.ws.run(cmd, timeout=self.command_timeout)
         obs = res.output.rstrip("\n")
-        if res.returncode < 0 and not res.timed_out and getattr(self.ws, "isolated", False):
+        if self.ws.crashed(res):
             raise SandboxCrashed(f"the sandbox running {cmd[:200]!r} was killed by {_signal_name(-res.returncode)}")
         if res.timed_out:
             return ToolResult(f"{obs}\n[The command timed out and was killed.]", ok=False)
@@ -356,32 +356,22 @@ class ToolRunner:
             raise ToolError("search needs search_term (a non-empty string)")
         full = self.resolve(path)
         shown = self.display(full)
-        if not full.exists():
+        kind = self.ws.path_kind(full)
+        if kind is None:
             raise ToolError(f"path {shown} does not exist")
-        if full.is_file():
+        if kind == "file":
             text = self._read_text(full, shown)
             hits = [f"{i}: {line}" for i, line in enumerate(text.splitlines(), 1) if search_term in line]
             if not hits:
                 return ToolResult(f'No matches found for "{search_term}" in {shown}')
             return ToolResult(_clip(f'Matches for "{search_term}" in {shown}:\n' + "\n".join(hits)))
         counts: list[tuple[str, int]] = []
-        for dirpath, dirnames, filenames in os.walk(full):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for fn in sorted(filenames):
-                if fn.startswith("."):
-                    continue
-                fp = Path(dirpath) / fn
-                if fp.is_symlink():
-                    continue
-                try:
-                    data = fp.read_bytes()
-                except OSError:
-                    continue
-                if b"\0" in data[:8192]:
-                    continue
-                c = data.decode("utf-8", errors="replace").count(search_term)
-                if c:
-                    counts.append((self.display(fp), c))
+        for rel, data in self.ws.walk(full):
+            if b"\0" in data[:8192]:
+                continue
+            c = data.decode("utf-8", errors="replace").count(search_term)
+            if c:
+                counts.append((self.display(rel), c))
         if not counts:
             return ToolResult(f'No matches found for "{search_term}" in {shown}')
         total = sum(c for _, c in counts)
@@ -400,6 +390,10 @@ class ToolRunner:
         self.finished = True
         self.submission = result if isinstance(result, str) else None
         return ToolResult("<<<Finished>>>", ok=True, done=True)
+
+
+def _join(rel: str, name: str) -> str:
+    return name if rel == "." else f"{rel}/{name}"
 
 
 def _numbered(text: str, lo: int, hi: int | None) -> str:

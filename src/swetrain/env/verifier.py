@@ -38,11 +38,12 @@ import time
 import uuid
 from pathlib import Path
 
-from swetrain.env.grading import PASSING_F2P, PASSING_P2P, grade, read_junit, statuses_for
+from swetrain.env.backend import WorkspaceBackend, check_sandbox, open_workspace
+from swetrain.env.grading import PASSING_F2P, PASSING_P2P, grade, parse_junit, statuses_for
 from swetrain.env.protect import PROTECTED_NAMES, patch_files  # noqa: F401 (re-exported: older imports)
 from swetrain.env.protect import UNCHECKED, Violation, find_violations, tree_reader
 from swetrain.env.verdict import TestResult, Verdict
-from swetrain.env.workspace import PYTEST_PLUGIN_DIR, Limits, Workspace, WorkspaceError, pristine_snapshot
+from swetrain.env.workspace import PYTEST_PLUGIN_DIR, Limits, WorkspaceError, pristine_snapshot
 from swetrain.tasks.record import Task
 
 PLUGIN_DIR = PYTEST_PLUGIN_DIR  # on PYTHONPATH of the test command (bound into the sandbox)
@@ -112,6 +113,7 @@ class Verifier:
         test_timeout_s: float = 60,
         root: str | Path | None = None,
         isolated: bool | None = None,
+        sandbox: str = "local",
     ):
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
@@ -120,6 +122,7 @@ class Verifier:
         self.limits = limits or Limits(timeout_s=timeout_s)
         self.root = root
         self.isolated = isolated
+        self.sandbox = check_sandbox(sandbox)
 
     # ------------------------------------------------------------------------------------------
     def verify(self, task: Task, patch: str) -> Verdict:
@@ -152,7 +155,7 @@ class Verifier:
         if bad:
             return _refused(iid, bad)
         try:
-            ws = Workspace.create(task, root=self.root, limits=self.limits, isolated=self.isolated)
+            ws = open_workspace(task, sandbox=self.sandbox, root=self.root, limits=self.limits, isolated=self.isolated)
         except (WorkspaceError, OSError) as exc:
             return _infra(iid, f"could not create a workspace: {exc}")
         try:
@@ -160,7 +163,7 @@ class Verifier:
         finally:
             ws.close()
 
-    def _run(self, task: Task, ws: Workspace, patch: str) -> Verdict:
+    def _run(self, task: Task, ws: WorkspaceBackend, patch: str) -> Verdict:
         iid = task.instance_id
         data = patch.encode("utf-8", errors="surrogateescape")
         if not data.endswith(b"\n"):
@@ -168,8 +171,8 @@ class Verifier:
         method, errors = None, []
         for name, cmd in self.APPLY_METHODS:
             res = ws.run(cmd, timeout=60, stdin=data)
-            if _sandbox_killed(ws, res):
-                return _infra(iid, f"the sandbox was killed (signal {-res.returncode}) while applying the patch ({name})")
+            if ws.crashed(res):
+                return _infra(iid, f"{_killed(ws, res)} while applying the patch ({name})")
             if res.returncode == 0 and not res.timed_out:
                 method = name
                 break
@@ -182,12 +185,15 @@ class Verifier:
                 + _clip("\n".join(errors), 1500),
             )
         # the same rules on the patched tree itself (fuzzy, binary and context diffs, symlinks)
-        bad = find_violations(patch, tree_reader(ws.pristine), read_post=tree_reader(ws.path),
+        bad = find_violations(patch, ws.base_reader(), read_post=ws.reader(),
                               protected_paths=task_protected_paths(task), reference_patch=task.patch)
         if bad:
             return _refused(iid, bad, patch_applied=True, apply_method=method)
         if task.test_patch.strip():
             res = ws.run("git apply --verbose --binary -", timeout=60, stdin=task.test_patch.encode())
+            if ws.crashed(res):
+                return _infra(iid, f"{_killed(ws, res)} while applying the test patch", patch_applied=True,
+                              apply_method=method)
             if res.returncode != 0:
                 return _infra(iid, f"the task's test patch does not apply after the model patch: {_clip(res.output, 600)}",
                               patch_applied=True, apply_method=method)
@@ -195,7 +201,7 @@ class Verifier:
         base_cmd = task.test_cmd or "python -m pytest"
         ids = " ".join(shlex.quote(t) for t in task.tests)
         cmd = (
-            f"export PYTHONPATH={shlex.quote(str(PLUGIN_DIR))}${{PYTHONPATH:+:$PYTHONPATH}}; "
+            f"export PYTHONPATH={shlex.quote(_plugin_dir(ws))}${{PYTHONPATH:+:$PYTHONPATH}}; "
             f"{base_cmd} -p swetrain_hang_guard --swetrain-test-timeout={self.test_timeout_s:g} "
             f"-rA -p no:cacheprovider -o junit_family=xunit1 --junitxml={junit} -- {ids}"
         )
@@ -203,11 +209,15 @@ class Verifier:
         if res.timed_out:
             return _infra(iid, f"the test run exceeded {self.timeout_s:g}s", patch_applied=True, apply_method=method,
                           output=res.output)
-        if _sandbox_killed(ws, res):
-            return _infra(iid, f"the sandbox was killed (signal {-res.returncode}) while running the tests",
+        if ws.crashed(res):
+            return _infra(iid, f"{_killed(ws, res)} while running the tests",
                           patch_applied=True, apply_method=method, output=res.output)
         try:
-            cases = read_junit(ws.path / junit)
+            try:
+                report = ws.read_file(junit)
+            except OSError:
+                raise ValueError(f"no junit report at {ws.agent_root}/{junit}") from None
+            cases = parse_junit(report, f"{ws.agent_root}/{junit}")
         except ValueError as exc:
             return _infra(iid, f"the test command exited with {res.returncode} and produced no results ({exc})",
                           patch_applied=True, apply_method=method, output=res.output)
@@ -246,9 +256,20 @@ class Verifier:
         return verdict
 
 
-def _sandbox_killed(ws: Workspace, res) -> bool:
-    """The bubblewrap sandbox itself ended by a signal (killed from outside: OOM killer, operator)."""
-    return res.returncode < 0 and not res.timed_out and bool(getattr(ws, "isolated", False))
+def _sandbox_killed(ws, res) -> bool:
+    """The sandbox itself ended by a signal (killed from outside: OOM killer, operator)."""
+    return bool(ws.crashed(res))
+
+
+def _killed(ws, res) -> str:
+    why = getattr(ws, "crash_reason", None)
+    return why() if callable(why) else f"the sandbox was killed (signal {-res.returncode})"
+
+
+def _plugin_dir(ws) -> str:
+    """Where the sandbox sees swetrain's pytest plugins (the docker backend copies them in)."""
+    plugins = getattr(ws, "pytest_plugin_dir", None)
+    return plugins() if callable(plugins) else str(PLUGIN_DIR)
 
 
 def _infra(iid: str, reason: str, *, patch_applied: bool = False, apply_method: str | None = None,

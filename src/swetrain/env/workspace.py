@@ -34,7 +34,9 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from swetrain.env.backend import DirEntry, Reader, WorkspaceBackend
 from swetrain.env.gitutil import GitError, git
+from swetrain.env.protect import tree_reader
 from swetrain.env.sandbox import (
     MARKER_VAR,
     SANDBOX_ROOT,
@@ -186,8 +188,12 @@ def _cross_device(a: Path, b: Path) -> bool:
         return True
 
 
-class Workspace:
-    """One working copy of a task at ``base_commit``: run commands, diff, reset, close."""
+class Workspace(WorkspaceBackend):
+    """One working copy of a task at ``base_commit``: run commands, diff, reset, close.
+
+    The ``local`` backend of :class:`~swetrain.env.backend.WorkspaceBackend`."""
+
+    backend = "local"
 
     def __init__(
         self,
@@ -320,6 +326,10 @@ class Workspace:
         }
         if self.environment:
             env["VIRTUAL_ENV"] = str(self.environment)
+        else:
+            # Commands run on swetrain's own interpreter: its pytest plugins (hypothesis, timeout, …)
+            # are not the task's, and loading them costs ~2 s per test run on 2 cores.
+            env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
         return env
 
     @staticmethod
@@ -357,6 +367,64 @@ class Workspace:
         if not self.isolated:
             res.output = to_agent_paths(res.output, str(self.path))
         return res
+
+    def crashed(self, res: CommandResult) -> bool:
+        """The bubblewrap sandbox itself ended by a signal (killed from outside: OOM killer, operator);
+        the agent's processes live in their own pid namespace, their signals come back as 128+N."""
+        return res.returncode < 0 and not res.timed_out and self.isolated
+
+    # ------------------------------------------------------------------------------- files
+    def _host(self, rel: str) -> Path:
+        return Path(os.path.realpath(self.path)) / rel
+
+    def resolve_path(self, rel: str) -> str | None:
+        root = Path(os.path.realpath(self.path))
+        full = Path(os.path.realpath(root / rel))
+        if full != root and root not in full.parents:
+            return None
+        return full.relative_to(root).as_posix()
+
+    def path_kind(self, rel: str):
+        p = self._host(rel)
+        if not p.exists():
+            return None
+        return "dir" if p.is_dir() else "file" if p.is_file() else "other"
+
+    def read_file(self, rel: str) -> bytes:
+        return self._host(rel).read_bytes()
+
+    def write_file(self, rel: str, data: bytes) -> None:
+        p = self._host(rel)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(data)
+
+    def remove_file(self, rel: str) -> None:
+        self._host(rel).unlink(missing_ok=True)
+
+    def list_dir(self, rel: str) -> list[DirEntry]:
+        return [DirEntry(e.name, e.is_dir(), e.is_symlink()) for e in sorted(self._host(rel).iterdir())]
+
+    def walk(self, rel: str):
+        root = Path(os.path.realpath(self.path))
+        for dirpath, dirnames, filenames in os.walk(self._host(rel)):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for fn in sorted(filenames):
+                if fn.startswith("."):
+                    continue
+                fp = Path(dirpath) / fn
+                if fp.is_symlink():
+                    continue
+                try:
+                    data = fp.read_bytes()
+                except OSError:
+                    continue
+                yield fp.relative_to(root).as_posix(), data
+
+    def reader(self) -> Reader:
+        return tree_reader(self.path)
+
+    def base_reader(self) -> Reader:
+        return tree_reader(self.pristine)
 
     def _track(self, proc: subprocess.Popen) -> None:
         with self._lock:

@@ -68,8 +68,12 @@ class RolloutConfig:
     top_k: int = 0  # 0: no top-k cut
     max_infra_retries: int = 2
     verify_timeout_s: float = 300.0
+    sandbox: str = "local"  # workspace backend of chains and verifier: local | docker
 
     def __post_init__(self) -> None:
+        from swetrain.env.backend import check_sandbox
+
+        check_sandbox(self.sandbox)
         if self.group < 1:
             raise ValueError(f"group must be >= 1, got {self.group}")
         if self.attempts < 1:
@@ -144,9 +148,9 @@ def run_chain_job(
     workspace_factory: Callable[[Any], Any] | None = None,
 ) -> ChainResult:
     """Run chain ``chain`` of ``task`` with infra retries (the same code on every backend)."""
-    from swetrain.env.workspace import Workspace
+    from swetrain.env.backend import open_workspace
 
-    make_ws = workspace_factory or (lambda t: Workspace.create(t))
+    make_ws = workspace_factory or (lambda t: open_workspace(t, sandbox=config.sandbox))
     started = time.monotonic()
     result = ChainResult(task.instance_id, chain)
     runner = config.chain_runner()
@@ -231,10 +235,10 @@ def build_policy(spec: Any) -> Any:
     raise TypeError(f"policy spec must be a Policy, a factory or a string, got {type(spec).__name__}")
 
 
-def build_verifier(timeout_s: float) -> Any:
+def build_verifier(timeout_s: float, sandbox: str = "local") -> Any:
     from swetrain.env.verifier import Verifier
 
-    return Verifier(timeout_s=timeout_s)
+    return Verifier(timeout_s=timeout_s, sandbox=sandbox)
 
 
 @dataclass
@@ -361,7 +365,7 @@ class RolloutEngine:
     def _run_local(self, jobs: list[tuple[Any, int]], collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
         t0 = time.monotonic()
         policy = self._local_policy()
-        verifier = self._verifier or build_verifier(self.config.verify_timeout_s)
+        verifier = self._verifier or build_verifier(self.config.verify_timeout_s, self.config.sandbox)
         report.backend_start_s = time.monotonic() - t0
         pending = list(jobs)
         with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="swetrain-chain") as pool:
