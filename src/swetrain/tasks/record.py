@@ -132,8 +132,18 @@ class Task(BaseModel):
         return self._resolve(self.source)
 
     def environment_path(self) -> Path | None:
-        """Absolute path of the task's reusable virtual environment, or None."""
+        """Absolute path of the task's reusable virtual environment, or None (also when
+        ``environment`` names a Docker image, ``docker://IMAGE``: see :attr:`image`)."""
+        if self.image is not None:
+            return None
         return self._resolve(self.environment)
+
+    @property
+    def image(self) -> str | None:
+        """The Docker image of the task when ``environment`` is ``docker://IMAGE`` (the docker
+        sandbox also takes a bare image name there)."""
+        env = (self.environment or "").strip()
+        return env[len("docker://") :] if env.startswith("docker://") else None
 
     def to_row(self) -> dict[str, Any]:
         """A JSON-serialisable dict (SWE-bench field names, lists kept as lists)."""
