@@ -164,3 +164,13 @@ def check_sandbox(sandbox: str) -> str:
     if sandbox not in SANDBOXES:
         raise ValueError(f"sandbox {sandbox!r} is not one of {', '.join(SANDBOXES)}")
     return sandbox
+
+
+def preflight(sandbox: str, tasks: Any) -> None:
+    """Check a run can start on ``sandbox`` before any chain runs: for ``docker`` the SDK, the
+    daemon and every task's image. Raises ValueError / WorkspaceError with one line to show."""
+    check_sandbox(sandbox)
+    if sandbox == "docker":
+        from swetrain.env.docker_backend import docker_preflight
+
+        docker_preflight(list(tasks))

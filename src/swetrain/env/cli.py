@@ -10,6 +10,21 @@ import typer
 
 env_app = typer.Typer(help="Repository workspaces, agent tools and the verifier.", no_args_is_help=True)
 
+SANDBOX_HELP = "Workspace backend: local (git working copy under bubblewrap) or docker (a container of the task's image)."
+
+
+def check_sandbox_or_exit(sandbox: str, tasks: list) -> None:
+    """One 'error: ...' line and exit 2 when the run cannot start on ``sandbox`` (unknown name,
+    no Docker SDK or daemon, a task without an image, an image missing)."""
+    from swetrain.env.backend import preflight
+    from swetrain.env.workspace import WorkspaceError
+
+    try:
+        preflight(sandbox, tasks)
+    except (ValueError, WorkspaceError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+
 
 def _load_task(tasks: Path, instance: str):
     from swetrain.tasks.record import TaskLoadError, get_task, load_tasks
@@ -31,6 +46,7 @@ def verify(
     as_json: bool = typer.Option(False, "--json", help="Print the Verdict as one JSON object."),
     timeout: float = typer.Option(300.0, "--timeout", help="Limit for the whole test run, seconds."),
     test_timeout: float = typer.Option(60.0, "--test-timeout", help="Limit per test, seconds (0 = none)."),
+    sandbox: str = typer.Option("local", "--sandbox", help=SANDBOX_HELP),
 ) -> None:
     """Judge a patch on a task. Exit code 0 whenever a verdict was reached, however bad the patch."""
     from swetrain.env.verifier import Verifier
@@ -38,7 +54,8 @@ def verify(
     from swetrain.env.sandbox import announce_isolation
 
     task = _load_task(tasks, instance)
-    announce_isolation()
+    check_sandbox_or_exit(sandbox, [task])
+    announce_isolation(sandbox=sandbox)
     if str(patch) == "-":
         text = sys.stdin.read()
     else:
@@ -47,7 +64,7 @@ def verify(
         except OSError as exc:
             typer.echo(f"error: cannot read patch file {patch}: {exc.strerror}", err=True)
             raise typer.Exit(2) from None
-    verdict = Verifier(timeout_s=timeout, test_timeout_s=test_timeout).verify(task, text)
+    verdict = Verifier(timeout_s=timeout, test_timeout_s=test_timeout, sandbox=sandbox).verify(task, text)
     if as_json:
         typer.echo(verdict.model_dump_json())
         return
@@ -65,6 +82,7 @@ def tools(
     instance: str = typer.Option(..., "--instance", help="instance_id of the task."),
     timeout: float = typer.Option(120.0, "--timeout", help="Limit per execute_bash command, seconds."),
     no_verify: bool = typer.Option(False, "--no-verify", help="After finish, print the patch without verifying it."),
+    sandbox: str = typer.Option("local", "--sandbox", help=SANDBOX_HELP),
 ) -> None:
     """Agent interface over stdin/stdout: one JSON tool call per line in, one JSON result per line out.
 
@@ -74,14 +92,16 @@ def tools(
     """
     from swetrain.env.tools import ToolRunner
     from swetrain.env.verifier import Verifier
-    from swetrain.env.workspace import Limits, Workspace, WorkspaceError
+    from swetrain.env.backend import open_workspace
+    from swetrain.env.workspace import Limits, WorkspaceError
 
     from swetrain.env.sandbox import announce_isolation
 
     task = _load_task(tasks, instance)
-    announce_isolation()
+    check_sandbox_or_exit(sandbox, [task])
+    announce_isolation(sandbox=sandbox)
     try:
-        ws = Workspace.create(task, limits=Limits(timeout_s=timeout))
+        ws = open_workspace(task, sandbox=sandbox, limits=Limits(timeout_s=timeout))
     except WorkspaceError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -105,7 +125,7 @@ def tools(
         patch = ws.diff()
     finally:
         ws.close()
-    verdict = None if no_verify else Verifier().verify(task, patch).model_dump(mode="json")
+    verdict = None if no_verify else Verifier(sandbox=sandbox).verify(task, patch).model_dump(mode="json")
     typer.echo(json.dumps({"patch": patch, "verdict": verdict}))
 
 
@@ -239,6 +259,32 @@ def audit(
                    f"{summary['errors']} not audited")
     if not report.clean:
         raise typer.Exit(1)
+
+
+@env_app.command("build-image")
+def build_image(
+    tasks: str = typer.Option(..., "--tasks", help="Tasks file (JSONL, JSON or Parquet) or 'builtin'."),
+    out: Path = typer.Option(..., "--out", help="Tasks file to write: the same tasks with environment=docker://IMAGE."),
+    limit: int = typer.Option(0, "--limit", min=0, help="Only a seeded sample of this many tasks (0 = all)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
+    mirror: str = typer.Option("", "--mirror", help="Debian mirror for the base image (default: the one apt uses)."),
+) -> None:
+    """Build local Docker images for tasks (Debian minbase + python3 + pytest + the repository at
+    /testbed), cached by content hash, and write the tasks with their images. No registry needed."""
+    from swetrain.env.docker_client import DockerUnavailable
+    from swetrain.env.images import build_images
+    from swetrain.env.workspace import WorkspaceError
+    from swetrain.tasks.record import save_tasks
+
+    chosen = _load_task_list(tasks, limit, seed)
+    try:
+        done, counts = build_images(chosen, mirror=mirror or None, log=lambda m: typer.echo(m, err=True))
+    except (DockerUnavailable, WorkspaceError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    save_tasks(done, out)
+    typer.echo(f"{len(done)} task(s) -> {out} (base {counts['base']}; images built {counts['built']}, "
+               f"cached {counts['reused']}, already set {counts['kept']})")
 
 
 def register(app: typer.Typer) -> None:

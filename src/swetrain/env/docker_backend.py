@@ -557,6 +557,27 @@ class _ChunkReader(io.RawIOBase):
         return n
 
 
+def docker_preflight(tasks: list[Any]) -> None:
+    """Before a run on the docker sandbox: the daemon answers and every task's image is present.
+    Raises DockerError with one line naming the first problem (which task, which image, the pull)."""
+    import docker.errors
+
+    client = _client()
+    seen: set[str] = set()
+    for task in tasks:
+        image = task_image(task)
+        if image in seen:
+            continue
+        try:
+            client.images.get(image)
+        except docker.errors.ImageNotFound:
+            raise DockerError(
+                f"task {task.instance_id!r}: image {image} is not present locally; fetch it with "
+                f"`docker pull {image}` (our own tasks: `swetrain env build-image`)"
+            ) from None
+        seen.add(image)
+
+
 def docker_isolation_note() -> str:
     return ("isolated: docker sandbox (one container per workspace of the task's image, --network none, pids/memory/"
             "CPU limits, no capabilities; the agent sees the image's /testbed)")

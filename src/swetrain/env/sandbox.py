@@ -101,8 +101,13 @@ def isolation_note() -> str:
 RUNTIME_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 
 
-def isolation_record() -> dict:
+def isolation_record(sandbox: str = "local") -> dict:
     """How agent commands are isolated on this machine, as recorded in a run directory."""
+    if sandbox == "docker":
+        from swetrain.env.docker_backend import docker_isolation_note
+
+        return {"isolated": True, "backend": "docker", "agent_root": SANDBOX_ROOT, "network": False,
+                "visible": ["the task image's filesystem"], "note": docker_isolation_note()}
     isolated = bwrap_available()
     return {
         "isolated": isolated,
@@ -126,13 +131,13 @@ def warn_unisolated_once() -> None:
         logging.getLogger("swetrain.env").warning("swetrain: %s", isolation_note())
 
 
-def announce_isolation(run_dir: str | Path | None = None) -> dict:
+def announce_isolation(run_dir: str | Path | None = None, sandbox: str = "local") -> dict:
     """Print one line (stderr) saying how agent commands are isolated; record it in
     ``run_dir/isolation.json`` when given. Every command that runs agent code calls this."""
     import json
     import sys
 
-    record = isolation_record()
+    record = isolation_record(sandbox)
     _SAID.set()
     print(f"swetrain: {record['note']}", file=sys.stderr, flush=True)
     if run_dir is not None:

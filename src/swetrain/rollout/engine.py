@@ -320,7 +320,7 @@ class RolloutEngine:
         if not isinstance(store, TrajectoryStore):
             store = TrajectoryStore(store)
         store.check_run_dir()
-        _announce_isolation_once(store.run_dir)
+        _announce_isolation_once(store.run_dir, self.config.sandbox)
         started = time.monotonic()
         report = RolloutReport()
         jobs = self.jobs(tasks)
@@ -408,7 +408,7 @@ _ANNOUNCED: set[str] = set()
 _ANNOUNCED_LOCK = threading.Lock()
 
 
-def _announce_isolation_once(run_dir: Path) -> None:
+def _announce_isolation_once(run_dir: Path, sandbox: str = "local") -> None:
     """Say how agent commands are isolated (one stderr line) and record it in ``run_dir/isolation.json``,
     once per run directory and process (a trainer runs the engine every step)."""
     from swetrain.env.sandbox import announce_isolation
@@ -418,7 +418,7 @@ def _announce_isolation_once(run_dir: Path) -> None:
         if key in _ANNOUNCED:
             return
         _ANNOUNCED.add(key)
-    announce_isolation(run_dir)
+    announce_isolation(run_dir, sandbox)
 
 
 def run_local(
