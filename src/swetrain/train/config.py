@@ -49,6 +49,7 @@ class RolloutConfig(_Section):
     context_budget_tokens: int = Field(default=384, ge=16)  # failure context budget
     temperature: float = Field(default=1.0, gt=0.0)
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    top_k: int = Field(default=0, ge=0)  # sample among the k most likely tokens (0: no cut; paper eval: 20)
     workers: int = Field(default=1, ge=1)
     backend: Literal["local", "ray"] = "local"
 

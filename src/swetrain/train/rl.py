@@ -291,6 +291,7 @@ class RLTrainer:
                 seed=rollout_seed(cfg.seed, step),
                 temperature=ro.temperature,
                 top_p=ro.top_p,
+                top_k=ro.top_k,
             ),
             workspace_factory=self.workspace_factory,
         )
