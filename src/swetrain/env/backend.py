@@ -18,6 +18,7 @@ following symlinks, or None when it leads out of the repository.
 from __future__ import annotations
 
 import abc
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -123,16 +124,34 @@ class WorkspaceBackend(abc.ABC):
         self.close()
 
 
+_DEFAULT: list[str] = []
+
+
+def default_sandbox() -> str:
+    """The process's sandbox when a caller names none: set by ``--sandbox`` of eval/train/quickstart
+    (:func:`set_default_sandbox`), else ``$SWETRAIN_SANDBOX``, else ``local``."""
+    if _DEFAULT:
+        return _DEFAULT[-1]
+    return check_sandbox(os.environ.get("SWETRAIN_SANDBOX", "").strip() or "local")
+
+
+def set_default_sandbox(sandbox: str) -> None:
+    """Make ``sandbox`` the default of this process and of processes it starts (Ray actors)."""
+    check_sandbox(sandbox)
+    _DEFAULT.append(sandbox)
+    os.environ["SWETRAIN_SANDBOX"] = sandbox
+
+
 def open_workspace(
     task: Any,
     *,
-    sandbox: str = "local",
+    sandbox: str | None = None,
     limits: Limits | None = None,
     root: Any = None,
     isolated: bool | None = None,
 ) -> WorkspaceBackend:
-    """A fresh workspace of ``task`` on the chosen backend (``local`` or ``docker``)."""
-    check_sandbox(sandbox)
+    """A fresh workspace of ``task`` on the chosen backend (``local`` or ``docker``; None: the default)."""
+    sandbox = check_sandbox(sandbox or default_sandbox())
     if sandbox == "docker":
         from swetrain.env.docker_backend import DockerWorkspace
 
@@ -142,9 +161,9 @@ def open_workspace(
     return Workspace.create(task, root=root, limits=limits, isolated=isolated)
 
 
-def workspace_factory(sandbox: str = "local", **kwargs: Any) -> Callable[[Any], WorkspaceBackend]:
+def workspace_factory(sandbox: str | None = None, **kwargs: Any) -> Callable[[Any], WorkspaceBackend]:
     """``task -> workspace`` on ``sandbox`` (picklable: Ray actors receive it)."""
-    check_sandbox(sandbox)
+    sandbox = check_sandbox(sandbox or default_sandbox())
     return _Factory(sandbox, kwargs)
 
 

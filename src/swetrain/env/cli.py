@@ -26,6 +26,15 @@ def check_sandbox_or_exit(sandbox: str, tasks: list) -> None:
         raise typer.Exit(2) from None
 
 
+def use_sandbox(sandbox: str, tasks: list) -> None:
+    """``--sandbox`` of eval/train/quickstart: check it (one error line, exit 2) and make it the
+    process default, so every workspace and verifier the command builds uses it."""
+    from swetrain.env.backend import set_default_sandbox
+
+    check_sandbox_or_exit(sandbox, tasks)
+    set_default_sandbox(sandbox)
+
+
 def _load_task(tasks: Path, instance: str):
     from swetrain.tasks.record import TaskLoadError, get_task, load_tasks
 

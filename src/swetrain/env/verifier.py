@@ -38,7 +38,7 @@ import time
 import uuid
 from pathlib import Path
 
-from swetrain.env.backend import WorkspaceBackend, check_sandbox, open_workspace
+from swetrain.env.backend import WorkspaceBackend, check_sandbox, default_sandbox, open_workspace
 from swetrain.env.grading import PASSING_F2P, PASSING_P2P, grade, parse_junit, statuses_for
 from swetrain.env.protect import PROTECTED_NAMES, patch_files  # noqa: F401 (re-exported: older imports)
 from swetrain.env.protect import UNCHECKED, Violation, find_violations, tree_reader
@@ -113,7 +113,7 @@ class Verifier:
         test_timeout_s: float = 60,
         root: str | Path | None = None,
         isolated: bool | None = None,
-        sandbox: str = "local",
+        sandbox: str | None = None,
     ):
         if timeout_s <= 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s}")
@@ -122,7 +122,7 @@ class Verifier:
         self.limits = limits or Limits(timeout_s=timeout_s)
         self.root = root
         self.isolated = isolated
-        self.sandbox = check_sandbox(sandbox)
+        self.sandbox = check_sandbox(sandbox or default_sandbox())  # None: --sandbox of the command, else local
 
     # ------------------------------------------------------------------------------------------
     def verify(self, task: Task, patch: str) -> Verdict:

@@ -74,6 +74,7 @@ def evaluate(
     context_budget: Optional[int] = typer.Option(None, "--context-budget", help="token budget of the failure context (default 2048)"),
     workers: int = typer.Option(1, "--workers", min=1, help="chains run concurrently"),
     as_json: bool = typer.Option(False, "--json", help="print the headline as one JSON line"),
+    sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (the task's image)"),
 ) -> None:
     """Evaluate a policy with FC-SWE's protocol and write RUN_DIR/eval.json."""
     from rich.console import Console
@@ -97,6 +98,9 @@ def evaluate(
         raise typer.BadParameter(f"{out} already holds an evaluation (eval.json); choose a new folder", param_hint="--out")
     configure_torch_threads()
     chosen = _sample_tasks(tasks, split or None, seed, limit)
+    from swetrain.env.cli import use_sandbox
+
+    use_sandbox(sandbox, chosen)
     built = _build_policy(policy)
     info = {"split": split, "task_source": tasks, "task_sample_seed": seed, "limit": limit}
     if spec.is_local_model:

@@ -97,6 +97,7 @@ def rollout(
     ray_cpus: int = typer.Option(2, "--ray-cpus", min=1, help="CPUs of a locally started Ray."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip chains already stored in RUN_DIR."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object of the results as the last line."),
+    sandbox: str = typer.Option("local", "--sandbox", help="Workspace backend: local (bubblewrap) or docker (the task's image)."),
 ) -> None:
     """Roll out FC-SWE recovery chains: G chains x up to R attempts per task, verified, stored as Parquet."""
     from rich.console import Console
@@ -112,6 +113,9 @@ def rollout(
     if backend not in BACKENDS:
         raise typer.BadParameter(f"{backend!r} is not one of {', '.join(BACKENDS)}", param_hint="--backend")
     task_list = _load_tasks(tasks, split)[:limit]
+    from swetrain.env.cli import check_sandbox_or_exit
+
+    check_sandbox_or_exit(sandbox, task_list)
     config = RolloutConfig(
         group=group,
         attempts=attempts,
@@ -123,6 +127,7 @@ def rollout(
         temperature=temperature,
         top_p=top_p,
         max_infra_retries=infra_retries,
+        sandbox=sandbox,
     )
     _policy_spec(policy)  # a bad spec is a usage error on every backend, not a traceback mid-run
     built = _build_policy(policy) if backend == "local" else None
@@ -152,6 +157,7 @@ def rollout(
         "attempts": attempts,
         "context": context,
         "backend": backend,
+        "sandbox": sandbox,
         "policy": policy,
         **{k: v for k, v in report.to_dict().items() if k != "metrics"},
         **report.metrics,

@@ -68,12 +68,12 @@ class RolloutConfig:
     top_k: int = 0  # 0: no top-k cut
     max_infra_retries: int = 2
     verify_timeout_s: float = 300.0
-    sandbox: str = "local"  # workspace backend of chains and verifier: local | docker
+    sandbox: str | None = None  # workspace backend of chains and verifier: local | docker (None: the default)
 
     def __post_init__(self) -> None:
-        from swetrain.env.backend import check_sandbox
+        from swetrain.env.backend import check_sandbox, default_sandbox
 
-        check_sandbox(self.sandbox)
+        self.sandbox = check_sandbox(self.sandbox or default_sandbox())
         if self.group < 1:
             raise ValueError(f"group must be >= 1, got {self.group}")
         if self.attempts < 1:
@@ -235,7 +235,7 @@ def build_policy(spec: Any) -> Any:
     raise TypeError(f"policy spec must be a Policy, a factory or a string, got {type(spec).__name__}")
 
 
-def build_verifier(timeout_s: float, sandbox: str = "local") -> Any:
+def build_verifier(timeout_s: float, sandbox: str | None = None) -> Any:
     from swetrain.env.verifier import Verifier
 
     return Verifier(timeout_s=timeout_s, sandbox=sandbox)
@@ -408,7 +408,7 @@ _ANNOUNCED: set[str] = set()
 _ANNOUNCED_LOCK = threading.Lock()
 
 
-def _announce_isolation_once(run_dir: Path, sandbox: str = "local") -> None:
+def _announce_isolation_once(run_dir: Path, sandbox: str | None = None) -> None:
     """Say how agent commands are isolated (one stderr line) and record it in ``run_dir/isolation.json``,
     once per run directory and process (a trainer runs the engine every step)."""
     from swetrain.env.sandbox import announce_isolation
@@ -418,7 +418,7 @@ def _announce_isolation_once(run_dir: Path, sandbox: str = "local") -> None:
         if key in _ANNOUNCED:
             return
         _ANNOUNCED.add(key)
-    announce_isolation(run_dir, sandbox)
+    announce_isolation(run_dir, sandbox or "local")
 
 
 def run_local(

@@ -20,6 +20,7 @@ def train(
     config: Path = typer.Option(None, "--config", help="YAML merged over the recipe"),
     resume: bool = typer.Option(False, "--resume", help="continue from the run directory's latest checkpoint"),
     overrides: list[str] = typer.Argument(None, help="dotted key=value overrides, e.g. optim.lr=1e-4 rollout.group=4"),
+    sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (the task's image)"),
 ) -> None:
     """RL training with a recipe (rollout -> verify -> advantages -> update -> sync)."""
     import json
@@ -35,6 +36,9 @@ def train(
     except ConfigError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
+    from swetrain.env.cli import use_sandbox
+
+    use_sandbox(sandbox, [])  # task images are checked as each task's workspace is made
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -141,9 +145,19 @@ def quickstart(
     group: int = typer.Option(4, "--group", help="FC-SWE chains per task (G)"),
     tasks: Path = typer.Option(None, "--tasks", help="a built-in-format tasks.jsonl instead of the shipped suite"),
     overrides: list[str] = typer.Argument(None, help="extra fcswe recipe overrides key=value"),
+    sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (--tasks from `swetrain env build-image`)"),
 ) -> None:
     """The main job: base policy -> held-out eval -> FC-SWE RL -> held-out eval -> report."""
     from rich.console import Console
+
+    from swetrain.env.cli import use_sandbox
+
+    if sandbox == "docker" and tasks is not None:
+        from swetrain.tasks.record import load_tasks
+
+        use_sandbox(sandbox, load_tasks(tasks))
+    else:
+        use_sandbox(sandbox, [])
 
     from swetrain.train.quickstart import QuickstartOptions, run_quickstart
 
