@@ -197,6 +197,7 @@ def audit_tasks(
     prepare: Callable[[Workspace], None] | None = None,
     on_task: Callable[[TaskAudit], None] | None = None,
     scan_runtime: bool = True,
+    sandbox: str = "local",
 ) -> AuditReport:
     """Audit each task's sandbox for its answer (see the module doc).
 
@@ -204,6 +205,8 @@ def audit_tasks(
     ``on_task`` is called with each task's result as it is done (progress).
     ``scan_runtime=False`` skips the system runtime and the interpreter, which every sandbox
     shares (about a minute to read here); everything else is still scanned.
+    ``sandbox="docker"`` audits a container of each task's image instead: every visible folder
+    of it (``/proc``, ``/sys``, ``/dev`` aside), its git objects and environment.
     """
     needles: list[Needle] = []
     errors: dict[str, str] = {}
@@ -219,8 +222,14 @@ def audit_tasks(
         audit = TaskAudit(instance_id=task.instance_id, error=errors.get(task.instance_id))
         if audit.error is None:
             try:
-                with Workspace.create(task, limits=_AUDIT_LIMITS, isolated=isolated) as ws:
-                    _audit_one(task, ws, needles, by_id, shared_hits, audit, prepare, scan_runtime)
+                if sandbox == "docker":
+                    from swetrain.env.docker_backend import DockerWorkspace
+
+                    with DockerWorkspace.create(task, limits=_AUDIT_LIMITS) as dws:
+                        _audit_container(task, dws, needles, by_id, audit, prepare)
+                else:
+                    with Workspace.create(task, limits=_AUDIT_LIMITS, isolated=isolated) as ws:
+                        _audit_one(task, ws, needles, by_id, shared_hits, audit, prepare, scan_runtime)
             except (WorkspaceError, OSError) as exc:
                 audit.error = str(exc)
         results.append(audit)
@@ -281,6 +290,28 @@ def _audit_one(task, ws, needles, by_id, shared_hits, audit, prepare, scan_runti
         seen.add((n.id, r["where"]))
         where = r["where"] if ws.isolated else to_agent_paths(r["where"], ws.exec_root)
         audit.hits.append(AuditHit(kind=n.kind, form=n.form, file=n.file, where=where, how=r["how"],
+                                   needle=n.text[:120]))
+
+
+def _audit_container(task, ws, needles, by_id, audit, prepare) -> None:
+    """The whole container is the task's own: scan everything it shows with the task's needles."""
+    if prepare is not None:
+        prepare(ws)
+    mine = [n for n in needles if n.instance_id == task.instance_id]
+    audit.isolated = True
+    audit.needles = len(mine)
+    audit.visible = _scan(ws, {"mode": "list"})[0]["visible"]
+    rows = _scan(ws, {"mode": "scan", "roots": audit.visible, "git": True, "env": True,
+                      "needles": [n.request() for n in mine]})
+    seen = set()
+    for r in rows:
+        if "needle" not in r:
+            continue
+        n = by_id[r["needle"]]
+        if (n.id, r["where"]) in seen:
+            continue
+        seen.add((n.id, r["where"]))
+        audit.hits.append(AuditHit(kind=n.kind, form=n.form, file=n.file, where=r["where"], how=r["how"],
                                    needle=n.text[:120]))
 
 

@@ -238,6 +238,7 @@ def audit(
     limit: int = typer.Option(0, "--limit", min=0, help="Audit a seeded sample of this many tasks (0 = all)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+    sandbox: str = typer.Option("local", "--sandbox", help=SANDBOX_HELP),
 ) -> None:
     """Search each task's sandbox, as the agent sees it, for the task's answer.
 
@@ -251,10 +252,11 @@ def audit(
     from swetrain.env.sandbox import announce_isolation
 
     chosen = _load_task_list(tasks, limit, seed)
-    announce_isolation()
+    check_sandbox_or_exit(sandbox, chosen)
+    announce_isolation(sandbox=sandbox)
     with Progress(transient=True, disable=as_json) as bar:
         job = bar.add_task(f"auditing {len(chosen)} task(s)", total=len(chosen))
-        report = audit_tasks(chosen, on_task=lambda _a: bar.advance(job))
+        report = audit_tasks(chosen, on_task=lambda _a: bar.advance(job), sandbox=sandbox)
     summary = report.summary()
     if as_json:
         typer.echo(json.dumps({"summary": summary, "tasks": [t.model_dump(mode="json") for t in report.tasks]}))

@@ -7,7 +7,8 @@ Docker's init (which reaps orphans) with
 
 - ``--network none`` (only ``lo``), all capabilities dropped, ``no-new-privileges``;
 - ``--pids-limit`` = ``Limits.nproc``, ``--memory`` = ``--memory-swap`` = ``Limits.memory_bytes``,
-  ``--cpus`` = ``cpus``, rlimits for CPU seconds, address space and file size (``--ulimit``);
+  ``--cpus`` = ``cpus``, rlimits for CPU seconds and file size (``--ulimit``) and address space
+  (``ulimit -v`` per command, as the local backend's RLIMIT_AS);
 - labels (:mod:`swetrain.env.docker_client`) so a killed run's containers are removed next time.
 
 Commands run with ``docker exec``: ``bash -c CMD`` at ``/testbed``, output merged and kept head+tail
@@ -52,7 +53,7 @@ MAX_READ_BYTES = 256 << 20
 _WRAPPER = r"""
 if [ -n "$SWETRAIN_STDIN" ]; then exec 0<"$SWETRAIN_STDIN"; rm -f -- "$SWETRAIN_STDIN"; fi
 unset SWETRAIN_STDIN
-bash -c "$1"
+(ulimit -v "$SWETRAIN_AS_KB" 2>/dev/null; exec bash -c "$1")
 rc=$?
 for _round in 1 2 3 4 5 6 7 8 9 10; do
   others=0
@@ -241,7 +242,7 @@ class DockerWorkspace(WorkspaceBackend):
         self._check_open()
         timeout = self.limits.timeout_s if timeout is None else timeout
         start = time.monotonic()
-        env = {"SWETRAIN_KEEP": self._keep, "HOME": "/root", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
+        env = {"SWETRAIN_KEEP": self._keep, "SWETRAIN_AS_KB": str(self.limits.memory_bytes // 1024), "HOME": "/root", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
                "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
                "PIP_NO_INPUT": "1"}
         try:
