@@ -225,7 +225,7 @@ def audit_tasks(
                 if sandbox == "docker":
                     from swetrain.env.docker_backend import DockerWorkspace
 
-                    with DockerWorkspace.create(task, limits=_AUDIT_LIMITS) as dws:
+                    with DockerWorkspace.create(task, limits=_AUDIT_LIMITS, spare=False) as dws:
                         _audit_container(task, dws, needles, by_id, audit, prepare)
                 else:
                     with Workspace.create(task, limits=_AUDIT_LIMITS, isolated=isolated) as ws:

@@ -149,13 +149,15 @@ def open_workspace(
     limits: Limits | None = None,
     root: Any = None,
     isolated: bool | None = None,
+    one_shot: bool = False,
 ) -> WorkspaceBackend:
-    """A fresh workspace of ``task`` on the chosen backend (``local`` or ``docker``; None: the default)."""
+    """A fresh workspace of ``task`` on the chosen backend (``local`` or ``docker``; None: the default).
+    ``one_shot``: it will hardly be reset (the verifier's), so docker keeps no spare container."""
     sandbox = check_sandbox(sandbox or default_sandbox())
     if sandbox == "docker":
         from swetrain.env.docker_backend import DockerWorkspace
 
-        return DockerWorkspace.create(task, limits=limits)
+        return DockerWorkspace.create(task, limits=limits, spare=not one_shot)
     from swetrain.env.workspace import Workspace
 
     return Workspace.create(task, root=root, limits=limits, isolated=isolated)

@@ -17,8 +17,10 @@ command returns (by the command's wrapper, or from outside after a timeout), as 
 kills its process group and cgroup.
 
 ``reset()`` replaces the container by a fresh one of the same image: files everywhere (not only
-``/testbed``), modes, processes and ``/tmp`` are exactly the image's (``bench/env_bench.py``
-measured the options; see docs/env.md). ``diff()`` runs git inside the container against the
+``/testbed``), modes, processes and ``/tmp`` are exactly the image's. The next reset's container
+is started in the background while the agent works (a *spare*: an untouched container is the
+initial state), so a reset only swaps it in and removes the old one in the background
+(``bench/env_bench.py`` measured the options; see docs/env.md). ``diff()`` runs git inside the container against the
 commit ``HEAD`` named when the container started, with a throw-away index and object folder and
 hooks/fsmonitor off. Infrastructure failures (daemon down, image missing, the container killed or
 out of memory) raise :class:`~swetrain.env.workspace.WorkspaceError` or make :meth:`crashed` true,
@@ -116,7 +118,8 @@ class DockerWorkspace(WorkspaceBackend):
     backend = "docker"
     isolated = True
 
-    def __init__(self, task: Any, image: str, limits: Limits, *, cpus: float = 1.0, root: str = SANDBOX_ROOT):
+    def __init__(self, task: Any, image: str, limits: Limits, *, cpus: float = 1.0, root: str = SANDBOX_ROOT,
+                 spare: bool = True):
         self.task = task
         self.image = image
         self.limits = limits
@@ -132,12 +135,17 @@ class DockerWorkspace(WorkspaceBackend):
         self._crash: str | None = None
         self._closed = False
         self._lock = threading.Lock()
+        self.spare = spare
+        self._spare: tuple[threading.Thread, dict] | None = None
+        self._removals: list[threading.Thread] = []
 
     # ------------------------------------------------------------------------------ creation
     @classmethod
-    def create(cls, task: Any, *, limits: Limits | None = None, cpus: float = 1.0) -> DockerWorkspace:
+    def create(cls, task: Any, *, limits: Limits | None = None, cpus: float = 1.0, spare: bool = True) -> DockerWorkspace:
+        """``spare``: keep the next reset's container started in the background (agents reset
+        between attempts; the verifier's one-shot workspaces pass False)."""
         image = task_image(task)
-        ws = cls(task, image, limits or Limits(), cpus=cpus)
+        ws = cls(task, image, limits or Limits(), cpus=cpus, spare=spare)
         register(ws)
         try:
             ws._start()
@@ -173,7 +181,7 @@ class DockerWorkspace(WorkspaceBackend):
             environment={"SWETRAIN_SANDBOX": "docker"},
         )
 
-    def _start(self) -> None:
+    def _lookup_image(self) -> None:
         import docker.errors
 
         try:
@@ -185,31 +193,82 @@ class DockerWorkspace(WorkspaceBackend):
             ) from None
         except _docker_errors() as exc:
             raise DockerError(f"task {self.task.instance_id!r}: Docker failed looking up image {self.image}: {exc}") from None
+
+    def _start(self) -> None:
+        self._lookup_image()
+        self._adopt(*self._new_container())
+        self._prepare_spare()
+
+    def _new_container(self) -> tuple[Any, str, str]:
+        """A started container of the image: (container, keep-alive pid, HEAD of the repository)."""
         try:
-            self.container = self.client.containers.run(self.image, **self._container_config())
+            container = self.client.containers.run(self.image, **self._container_config())
         except _docker_errors() as exc:
             raise DockerError(f"task {self.task.instance_id!r}: could not start a container of {self.image}: {exc}") from None
-        self._crash = None
-        self._plugins_in = None
-        rc, out, err = self._exec_raw(
-            ["sh", "-c", f"cat /proc/1/task/1/children; git -C {shlex.quote(self.root)} rev-parse HEAD 2>/dev/null || true"]
-        )
+        try:
+            rc, out, err = self._exec_raw(
+                ["sh", "-c", f"cat /proc/1/task/1/children; git -C {shlex.quote(self.root)} rev-parse HEAD 2>/dev/null || true"],
+                container=container,
+            )
+        except _docker_errors() as exc:
+            rc, out, err = -1, b"", str(exc).encode()
         lines = out.decode(errors="replace").split()
         if rc != 0 or not lines:
+            container.remove(force=True)
             raise DockerError(f"task {self.task.instance_id!r}: the container of {self.image} did not start "
                               f"(exit {rc}): {err.decode(errors='replace')[:300]}")
-        self._keep = lines[0]
-        self.head = lines[1] if len(lines) > 1 else ""
+        return container, lines[0], lines[1] if len(lines) > 1 else ""
+
+    def _adopt(self, container: Any, keep: str, head: str) -> None:
+        self.container, self._keep, self.head = container, keep, head
+        self._crash = None
+        self._plugins_in = None
+
+    def _prepare_spare(self) -> None:
+        """Start the next reset's container now, in the background (an untouched container of the
+        image is the exact initial state, so reset only swaps it in)."""
+        if not self.spare or self._closed:
+            return
+        box: dict[str, Any] = {}
+
+        def make() -> None:
+            try:
+                box["made"] = self._new_container()
+            except BaseException as exc:  # noqa: BLE001 - reset makes one itself then
+                box["error"] = exc
+
+        thread = threading.Thread(target=make, daemon=True)
+        thread.start()
+        self._spare = (thread, box)
+
+    def _take_spare(self) -> tuple[Any, str, str] | None:
+        if self._spare is None:
+            return None
+        thread, box = self._spare
+        self._spare = None
+        thread.join()
+        return box.get("made")
+
+    def _remove_later(self, container: Any) -> None:
+        def remove() -> None:
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001 - gone already
+                pass
+
+        thread = threading.Thread(target=remove, daemon=True)
+        thread.start()
+        self._removals.append(thread)
 
     # ------------------------------------------------------------------------------ low level
     def _check_open(self) -> None:
         if self._closed:
             raise WorkspaceError(f"docker workspace of {self.task.instance_id} is closed")
 
-    def _exec_raw(self, argv: list[str], *, workdir: str | None = None) -> tuple[int, bytes, bytes]:
+    def _exec_raw(self, argv: list[str], *, workdir: str | None = None, container: Any = None) -> tuple[int, bytes, bytes]:
         """Run argv to completion, stdout and stderr apart and not cut (file operations, git)."""
         api = self.client.api
-        ex = api.exec_create(self.container.id, argv, stdout=True, stderr=True, workdir=workdir or "/")
+        ex = api.exec_create((container or self.container).id, argv, stdout=True, stderr=True, workdir=workdir or "/")
         out, err = api.exec_start(ex["Id"], demux=True)
         rc = api.exec_inspect(ex["Id"]).get("ExitCode")
         return (-1 if rc is None else int(rc)), out or b"", err or b""
@@ -329,16 +388,17 @@ class DockerWorkspace(WorkspaceBackend):
         self._reset_hooks.append(hook)
 
     def reset(self) -> int:
-        """A fresh container of the image (the exact initial state everywhere); returns 1."""
+        """A fresh container of the image (the exact initial state everywhere): the spare started
+        in the background when there is one, else a new one; the old one is removed in the
+        background. Returns 1."""
         self._check_open()
         old = self.container
         self.container = None
         if old is not None:
-            try:
-                old.remove(force=True)
-            except Exception:  # noqa: BLE001 - gone already
-                pass
-        self._start()
+            self._remove_later(old)
+        made = self._take_spare()
+        self._adopt(*(made or self._new_container()))
+        self._prepare_spare()
         for hook in self._reset_hooks:
             hook()
         return 1
@@ -515,6 +575,9 @@ class DockerWorkspace(WorkspaceBackend):
         if self._closed:
             return
         self._closed = True
+        spare = self._take_spare()
+        if spare is not None:
+            self._remove_later(spare[0])
         for c in (self.container, self._pristine):
             if c is not None:
                 try:
@@ -523,6 +586,9 @@ class DockerWorkspace(WorkspaceBackend):
                     pass
         self.container = None
         self._pristine = None
+        for thread in self._removals:
+            thread.join(60)
+        self._removals.clear()
 
     def __del__(self) -> None:
         try:

@@ -155,7 +155,8 @@ class Verifier:
         if bad:
             return _refused(iid, bad)
         try:
-            ws = open_workspace(task, sandbox=self.sandbox, root=self.root, limits=self.limits, isolated=self.isolated)
+            ws = open_workspace(task, sandbox=self.sandbox, root=self.root, limits=self.limits, isolated=self.isolated,
+                                one_shot=True)
         except (WorkspaceError, OSError) as exc:
             return _infra(iid, f"could not create a workspace: {exc}")
         try:
