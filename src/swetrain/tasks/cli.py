@@ -86,5 +86,41 @@ def builtin_cmd(
     console.print(f"wrote {len(tasks)} built-in tasks to {out} ({', '.join(f'{k}: {v}' for k, v in sorted(counts.items()))})")
 
 
+@tasks_app.command("import")
+def import_dataset(
+    path: Path = typer.Argument(..., help="Export of the corpus's rows (JSONL, JSON or Parquet)."),
+    dataset: str = typer.Option(..., "--dataset", help="swebench (full/Verified/Lite) | swe-gym | swe-smith | r2e-gym"),
+    out: Path = typer.Option(..., "--out", help="Tasks file to write (environment=docker://IMAGE per row)."),
+    check_images: bool = typer.Option(False, "--check-images", help="Say which images are missing locally (and the docker pull)."),
+) -> None:
+    """Turn SWE-bench-family rows into tasks for --sandbox docker (each corpus's image naming)."""
+    from swetrain.tasks.datasets import DATASETS, load_dataset
+    from swetrain.tasks.record import TaskLoadError, save_tasks
+
+    if dataset not in DATASETS:
+        raise typer.BadParameter(f"{dataset!r} is not one of {', '.join(DATASETS)}", param_hint="--dataset")
+    try:
+        tasks = load_dataset(path, dataset)
+    except TaskLoadError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    save_tasks(tasks, out)
+    typer.echo(f"{len(tasks)} task(s) -> {out}")
+    if check_images:
+        from swetrain.env.docker_backend import DockerError, docker_preflight
+
+        missing = 0
+        for task in tasks:
+            try:
+                docker_preflight([task])
+            except DockerError as exc:
+                missing += 1
+                typer.echo(str(exc), err=True)
+                if "not reachable" in str(exc) or "SDK" in str(exc):
+                    break
+        if missing:
+            raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(tasks_app, name="tasks")
