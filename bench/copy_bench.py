@@ -1,10 +1,10 @@
 """Copy-skill benchmark (not a CI test): can a base policy copy from its context?
 
-For each policy spec, :func:`swetrain.eval.copy_skill.copy_skill`: induction accuracy (second
+For each policy spec, :func:`swetrain.recipes.tiny.copy_skill.copy_skill`: induction accuracy (second
 occurrence of a random span after a random gap) and the greedy final turn of 30 unseen edit drills
 (valid call, exact path, exact old_str, exact new_str). The first policy is the baseline column.
 ``--pretrain-steps N`` adds two arms with the same copy-pretraining budget
-(:mod:`swetrain.train.copy_pretrain`: an easy phase of at most ``--easy-steps`` steps on a 500-id
+(:mod:`swetrain.recipes.tiny.copy_pretrain`: an easy phase of at most ``--easy-steps`` steps on a 500-id
 range until the circuit forms, then N steps on the whole vocabulary and real code): the untrained
 tiny model trained at its full depth of 4 layers (the baseline), and trained at 2 layers and then
 grown back to 4 with identity layers (the recipe of the ``tiny`` warm start). ``--json`` prints one JSON object as the last line.
@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     from rich.table import Table
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from swetrain.eval.copy_skill import copy_skill
+    from swetrain.recipes.tiny.copy_skill import copy_skill
     from swetrain.policy.threads import configure_torch_threads
-    from swetrain.train.policy_spec import resolve_policy_path
+    from swetrain.policy.spec import resolve_policy_path
 
     configure_torch_threads()
     rows: dict[str, dict[str, float]] = {}
@@ -48,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         rows[spec] = {**copy_skill(model, AutoTokenizer.from_pretrained(path), drills=args.drills),
                       "seconds": round(time.monotonic() - t0, 1)}
     if args.pretrain_steps:
-        from swetrain.train.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained
+        from swetrain.recipes.tiny.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained
 
         path = resolve_policy_path("tiny")
         tok = AutoTokenizer.from_pretrained(path)

@@ -31,8 +31,8 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     from swetrain.eval.evaluate import evaluate_policy
     from swetrain.policy.hf import HFPolicy
     from swetrain.train.config import load_config
-    from swetrain.train.policy_spec import resolve_policy_path
-    from swetrain.train.quickstart import QUICKSTART_ROLLOUT, _heldout
+    from swetrain.policy.spec import resolve_policy_path
+    from swetrain.recipes.tiny.quickstart import QUICKSTART_ROLLOUT, _heldout
     from swetrain.train.rl import RLTrainer
 
     base = resolve_policy_path(args.policy)

@@ -84,7 +84,7 @@ def main() -> None:
     from swetrain.policy.hf import HFPolicy
     from swetrain.policy.threads import configure_torch_threads
     from swetrain.tasks.builtin import load_builtin
-    from swetrain.train.warmstart import SHIPPED_TINY
+    from swetrain.recipes.tiny.warmstart import SHIPPED_TINY
 
     configure_torch_threads()
     path = SHIPPED_TINY if args.policy == "tiny-sft" else args.policy

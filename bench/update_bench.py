@@ -62,7 +62,7 @@ def main() -> None:
     from swetrain.policy.threads import configure_torch_threads
     from swetrain.rollout.store import TrajectoryStore
     from swetrain.train.config import load_config
-    from swetrain.train.policy_spec import resolve_policy_path
+    from swetrain.policy.spec import resolve_policy_path
     from swetrain.train.update import AttemptRecord, PolicyUpdater, sample_from_trajectory, trajectory_advantages
 
     configure_torch_threads()

@@ -7,7 +7,7 @@ import pytest
 from swetrain.policy.base import GenerationConfig
 from swetrain.policy.hf import HFPolicy
 from swetrain.policy.prefix_cache import PrefixCache, common_prefix_len
-from swetrain.train.warmstart import SHIPPED_TINY
+from swetrain.recipes.tiny.warmstart import SHIPPED_TINY
 
 
 def test_common_prefix_len():

@@ -31,8 +31,8 @@ def test_specs_parse_to_their_kind(tiny_path, tmp_path):
 
 
 def test_model_folder_and_named_specs_resolve(tiny_path):
-    from swetrain.train.policy_spec import resolve_policy_path
-    from swetrain.train.warmstart import SHIPPED_TINY
+    from swetrain.policy.spec import resolve_policy_path
+    from swetrain.recipes.tiny.warmstart import SHIPPED_TINY
 
     assert resolve_policy_path(str(tiny_path)) == tiny_path.resolve()
     assert resolve_policy_path("tiny-sft") == SHIPPED_TINY

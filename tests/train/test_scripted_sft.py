@@ -81,7 +81,7 @@ def test_sft_rejects_empty():
 def test_demo_rows_retokenise_exactly_like_the_agent_loop(demos, tokenizer):
     """A shipped row (messages only) rendered through the chat format gives the loop's very ids."""
     from swetrain.agent.format import ChatFormat
-    from swetrain.train.warmstart import demo_row, demo_sample
+    from swetrain.recipes.tiny.warmstart import demo_row, demo_sample
 
     fmt = ChatFormat(tokenizer)
     for demo in demos:
@@ -102,7 +102,7 @@ def test_shipped_demos_are_valid_train_split_demonstrations(tokenizer):
     from swetrain.agent.parse import parse_message
     from swetrain.tasks.builtin import shipped_tasks
     from swetrain.tasks.builtin.build import HELDOUT_REPOS
-    from swetrain.train.warmstart import DEMOS_FILE, demo_sample, load_demos
+    from swetrain.recipes.tiny.warmstart import DEMOS_FILE, demo_sample, load_demos
 
     rows = load_demos(DEMOS_FILE)
     splits = {t.instance_id: t.split for t in shipped_tasks()}

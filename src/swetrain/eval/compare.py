@@ -215,14 +215,13 @@ def train_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     """Plot reward, first-attempt success and the second attempt's extra contribution per RL step
     from ``run_dir/metrics.jsonl``; writes ``train_report.md`` + ``train_dynamics.png`` into ``out``
     (default ``run_dir/report``)."""
-    from swetrain.train.metrics import read_metrics
-
     run_dir = Path(run_dir)
     path = run_dir / "metrics.jsonl"
     if not path.is_file():
         raise EvalError(f"{path}: no such file (a run folder of `swetrain train` holds metrics.jsonl)")
     try:
-        metrics = [m for m in read_metrics(run_dir) if "step" in m]
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        metrics = [m for m in rows if isinstance(m, dict) and "step" in m]
     except (ValueError, json.JSONDecodeError) as exc:
         raise EvalError(f"{path}: unreadable ({exc})") from None
     if not metrics:

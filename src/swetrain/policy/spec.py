@@ -16,8 +16,8 @@ A spec is one string:
 :func:`parse_policy_spec` is pure (no file is built, nothing imported). Building is
 :meth:`PolicySpec.build` (``swetrain.policy.load_policy``) and, for the commands that train or
 serve weights, :meth:`PolicySpec.model_path`. The named warm starts and the scripted policies are
-made by higher layers (``train.warmstart``, ``agent``); this layer names them by import string and
-imports them only when such a spec is built, so the layering holds at import time.
+made by higher layers (the tiny recipe ``recipes.tiny``, ``agent``); this layer names them by import
+string and imports them only when such a spec is built, so the layering holds at import time.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ SCHEMES = (
 )
 #: Named local checkpoints -> "module:function(name, progress=...) -> Path" that builds/finds them.
 NAMED = {
-    "tiny-sft": "swetrain.train.policy_spec:named_checkpoint",
-    "tiny-sft-build": "swetrain.train.policy_spec:named_checkpoint",
-    "smollm2-sft": "swetrain.train.policy_spec:named_checkpoint",
+    "tiny-sft": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
+    "tiny-sft-build": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
+    "smollm2-sft": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
 }
 KINDS = ("hf", "tiny", "smollm2", "named", "openai", "vllm", "scripted", "scripted-repair")
 LOCAL_MODEL_KINDS = ("hf", "tiny", "smollm2", "named", "vllm")
@@ -172,3 +172,10 @@ def parse_policy_spec(spec: Any) -> PolicySpec:
     if not sep and ("/" in spec or spec.startswith(".")):
         raise _bad(spec, f"{path} is not a folder")
     raise _bad(spec, f"unknown scheme {scheme!r} (and not a model folder)")
+
+
+def resolve_policy_path(spec: str, *, progress: Any = False) -> Path:
+    """The local model folder of ``spec`` (any spec that has weights: a folder, ``hf:PATH``, ``tiny``,
+    ``tiny-sft``, ``smollm2``, ...), built on first use. Raises :class:`PolicySpecError` (a
+    ``ValueError``) naming the spec otherwise."""
+    return parse_policy_spec(spec).model_path(progress=progress)

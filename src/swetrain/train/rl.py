@@ -120,7 +120,7 @@ class RLTrainer:
         self.workspace_factory = workspace_factory
         self.on_step = on_step
         if policy_path is None:
-            from swetrain.train.policy_spec import resolve_policy_path
+            from swetrain.policy.spec import resolve_policy_path
 
             policy_path = resolve_policy_path(config.policy, progress=config.logging.progress)
         self.policy_path = Path(policy_path)

@@ -14,7 +14,7 @@ seed and a larger budget, then keeps a candidate only when
 Pool snapshots are materialised under their own cache folder (``cache_dir("builtin-pool")``), so
 they never replace the shipped suite's snapshots that live workspaces point at.
 
-    python -m swetrain.train.demo_pool --per-repo 40 --seed 1 --out pool.jsonl
+    python -m swetrain.recipes.tiny.demo_pool --per-repo 40 --seed 1 --out pool.jsonl
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 def test_build_with_drills_then_ship_float16(tmp_path):
     from transformers import AutoModelForCausalLM
 
-    from swetrain.train.warmstart import WarmStartConfig, _build, ship_warm_start, shipped_warm_start
+    from swetrain.recipes.tiny.warmstart import WarmStartConfig, _build, ship_warm_start, shipped_warm_start
 
     cfg = WarmStartConfig(max_demos=2, epochs=1, drills=6, lr=1e-3, batch_tokens=4096, stage2_drills=3, stage2_demos=1,
                           copy_steps=2, copy_easy_steps=3, copy_mix=5)
@@ -41,7 +41,7 @@ def test_build_with_drills_then_ship_float16(tmp_path):
 
 
 def test_second_stage_is_part_of_the_cache_key():
-    from swetrain.train.warmstart import PRESET_CONFIGS, WarmStartConfig, warm_start_path
+    from swetrain.recipes.tiny.warmstart import PRESET_CONFIGS, WarmStartConfig, warm_start_path
 
     one = WarmStartConfig(max_demos=8, epochs=1)
     two = WarmStartConfig(max_demos=8, epochs=1, stage2_drills=250)
@@ -50,7 +50,7 @@ def test_second_stage_is_part_of_the_cache_key():
 
 
 def test_copy_pretraining_is_part_of_the_cache_key():
-    from swetrain.train.warmstart import PRESET_CONFIGS, WarmStartConfig, warm_start_path
+    from swetrain.recipes.tiny.warmstart import PRESET_CONFIGS, WarmStartConfig, warm_start_path
 
     paths = {warm_start_path("tiny", WarmStartConfig(**kw)) for kw in
              ({}, {"copy_steps": 1500}, {"copy_steps": 1500, "copy_mix": 10}, {"copy_steps": 1500, "copy_easy_steps": 9},
@@ -63,7 +63,7 @@ def test_copy_lr_scale_targets_the_copy_pretrained_attention(tiny_path):
     import re
 
     from swetrain.train.sft import SFTConfig, SFTTrainer
-    from swetrain.train.warmstart import WarmStartConfig, _copy_pretrain
+    from swetrain.recipes.tiny.warmstart import WarmStartConfig, _copy_pretrain
 
     trainer = SFTTrainer.from_pretrained(tiny_path, SFTConfig())
     _copy_pretrain(trainer, WarmStartConfig(copy_steps=1, copy_easy_steps=1, copy_mix=0, copy_lr_scale=0.0), None)

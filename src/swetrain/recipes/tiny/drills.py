@@ -186,7 +186,7 @@ def drill_sources(stdlib_files: int = 150, seed: int = 0) -> tuple[list[Source],
     from swetrain.tasks.builtin import REPOS_DIR, load_catalog, repo_name, shipped_tasks
     from swetrain.tasks.builtin.build import HELDOUT_REPOS
     from swetrain.tasks.synth.mutate import is_test_path, source_files
-    from swetrain.train.demo_pool import changed_sites
+    from swetrain.recipes.tiny.demo_pool import changed_sites
 
     blocked: dict[str, set[int]] = {}
     for t in shipped_tasks():
@@ -224,7 +224,7 @@ def make_drills(n: int, seed: int = 0, stdlib_files: int = 150) -> Iterator[list
 
 def drill_sample(messages: list[dict], chat_format: Any) -> Any:
     """Token ids of a drill: the user turn without system prompt, then assistant turns (loss) and
-    observations (no loss), exactly as :func:`swetrain.train.warmstart.demo_sample` renders turns."""
+    observations (no loss), exactly as :func:`swetrain.recipes.tiny.warmstart.demo_sample` renders turns."""
     from swetrain.train.batch import TrainSample
 
     fmt = chat_format

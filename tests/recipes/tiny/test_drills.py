@@ -7,7 +7,7 @@ import random
 import re
 import subprocess
 
-from swetrain.train.drills import Source, drill_sample, grep_output, make_drill, mutate_line
+from swetrain.recipes.tiny.drills import Source, drill_sample, grep_output, make_drill, mutate_line
 from train_helpers import LIB_OK
 
 CODE = LIB_OK  # the shared test library: line 9 is `        return hi`

@@ -6,8 +6,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from swetrain.eval.copy_skill import EDIT_KEYS, _call_arguments, edit_probe, induction_accuracy
-from swetrain.train.warmstart import shipped_warm_start
+from swetrain.recipes.tiny.copy_skill import EDIT_KEYS, _call_arguments, edit_probe, induction_accuracy
+from swetrain.recipes.tiny.warmstart import shipped_warm_start
 
 
 @pytest.fixture(scope="module")

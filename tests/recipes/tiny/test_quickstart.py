@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.mark.skipif(not TASKS_FILE.exists(), reason="the built-in suite (tasks.jsonl) is not generated in this checkout")
 def test_quickstart_tiny_schedule(tmp_path):
-    from swetrain.train.quickstart import QuickstartOptions, run_quickstart
+    from swetrain.recipes.tiny.quickstart import QuickstartOptions, run_quickstart
 
     out = tmp_path / "qs"
     summary = run_quickstart(

@@ -8,7 +8,7 @@ import pytest
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from swetrain.train.copy_pretrain import (
+from swetrain.recipes.tiny.copy_pretrain import (
     CopyPretrainConfig,
     copy_batch,
     copy_pretrain,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from swetrain.tasks.record import Task
-from swetrain.train.demo_pool import changed_sites, filter_pool
+from swetrain.recipes.tiny.demo_pool import changed_sites, filter_pool
 
 PATCH = """diff --git a/pkg/mod.py b/pkg/mod.py
 --- a/pkg/mod.py

@@ -9,7 +9,7 @@ These probes measure that directly, without a sandbox:
 * :func:`induction_accuracy`: top-1 accuracy of predicting the second occurrence of a random token
   span, with a random gap between the two occurrences (a fixed offset could be solved by position
   alone, so the gap varies).
-* :func:`edit_probe`: greedy final turn of unseen ``edit`` drills (:mod:`swetrain.train.drills`):
+* :func:`edit_probe`: greedy final turn of unseen ``edit`` drills (:mod:`swetrain.recipes.tiny.drills`):
   is it a valid tool call, and do ``path``, ``old_str`` and ``new_str`` equal the drill's answer.
 """
 
@@ -65,8 +65,8 @@ def edit_probe(model: Any, tokenizer: Any, *, n: int = 30, seed: int = 12345, ma
     ``system_prompt``: render the drill as a real episode (any agent policy is in distribution);
     False renders it as the drills are trained (no system prompt)."""
     from swetrain.agent.format import ChatFormat
-    from swetrain.train.drills import drill_sample, drill_sources, make_drill
-    from swetrain.train.warmstart import demo_sample
+    from swetrain.recipes.tiny.drills import drill_sample, drill_sources, make_drill
+    from swetrain.recipes.tiny.warmstart import demo_sample
 
     fmt = ChatFormat(tokenizer)
     sources, blocked = drill_sources()

@@ -2,7 +2,7 @@
 
 Every scripted repair demonstration needs content-based copying (the grep names a function the
 issue or a traceback names; the edit repeats a line the grep showed). The tiny model trained only
-on demonstrations and drills never learns it (:mod:`swetrain.eval.copy_skill` measures 0.000), and
+on demonstrations and drills never learns it (:mod:`swetrain.recipes.tiny.copy_skill` measures 0.000), and
 training the 4-layer preset on a copy task stays on the pre-induction plateau for thousands of steps
 on CPU (docs/training.md). A **2-layer** model of the same width forms the circuit abruptly after
 ~1,500 steps of ``span, gap, span`` sequences (measured: top-1 copy accuracy 0.98 in ~2.5 min on 2
@@ -200,9 +200,9 @@ def copy_pretrained(model: Any, config: CopyPretrainConfig, code: Sequence[Seque
 
 
 def code_corpus(tokenizer: Any, stdlib_files: int = 150, seed: int = 0) -> list[list[int]]:
-    """Token ids of the drill sources (:func:`swetrain.train.drills.drill_sources`: the built-in
+    """Token ids of the drill sources (:func:`swetrain.recipes.tiny.drills.drill_sources`: the built-in
     TRAIN repositories and a sample of the standard library; never a held-out repository)."""
-    from swetrain.train.drills import drill_sources
+    from swetrain.recipes.tiny.drills import drill_sources
 
     sources, _ = drill_sources(stdlib_files, seed)
     return [tokenizer.encode(s.text, add_special_tokens=False, verbose=False) for s in sources]

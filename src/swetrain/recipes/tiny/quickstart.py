@@ -81,7 +81,7 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
     from swetrain.policy.threads import configure_torch_threads
     from swetrain.train.config import load_config
     from swetrain.train.metrics import read_metrics
-    from swetrain.train.policy_spec import resolve_policy_path
+    from swetrain.policy.spec import resolve_policy_path
     from swetrain.train.rl import RLTrainer
 
     console = console or Console()

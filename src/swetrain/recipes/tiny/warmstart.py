@@ -44,7 +44,7 @@ class WarmStartConfig:
     tasks_file: str | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
     # shipped demonstrations (package data) used instead of searching when no tasks_file is given
     use_shipped_demos: bool = True
-    # skill drills (swetrain.train.drills) mixed into the SFT data: the demonstrations are
+    # skill drills (swetrain.recipes.tiny.drills) mixed into the SFT data: the demonstrations are
     # repeated ``epochs`` times and the drills shuffled in once (one pass over the mixture)
     drills: int = 0
     # a second SFT pass after the first: this many edit/locate drills rendered as in stage 1 plus
@@ -54,7 +54,7 @@ class WarmStartConfig:
     stage2_drills: int = 0
     stage2_demos: int = 24
     stage2_seed: int = 3
-    # copy pretraining (swetrain.train.copy_pretrain) of a randomly initialised base before SFT:
+    # copy pretraining (swetrain.recipes.tiny.copy_pretrain) of a randomly initialised base before SFT:
     # this many steps on the whole vocabulary + real code after the easy phase (0 = off), and this
     # many repeated code spans mixed into the stage-1 SFT data so the circuit survives SFT
     copy_steps: int = 0
@@ -105,19 +105,11 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
 
 
 def _base_path(base: str) -> Path:
-    from swetrain.train.policy_spec import resolve_policy_path
+    from swetrain.policy.spec import resolve_policy_path
 
     if base not in PRESET_CONFIGS:
         raise ValueError(f"warm start base {base!r}: choose one of {', '.join(PRESET_CONFIGS)}")
     return resolve_policy_path(base)
-
-
-def collect_demonstrations(
-    tasks: list[Any], tokenizer: Any, config: WarmStartConfig, progress: Any = None, verifier: Any = None
-) -> tuple[list[Any], dict[str, str]]:
-    """Resolved demonstration trajectories of ``tasks`` (and why the others were dropped)."""
-    demos, dropped, _ = _collect(tasks, tokenizer, config, progress, verifier)
-    return demos, dropped
 
 
 def _demonstrate(task: Any, tokenizer: Any, verifier: Any, max_candidates: int, check_suite: bool) -> Any:
@@ -131,16 +123,16 @@ def _demonstrate(task: Any, tokenizer: Any, verifier: Any, max_candidates: int, 
         return Demonstration(task.instance_id, None, None, f"error: {exc}")
 
 
-def _collect(
+def collect_demonstrations(
     tasks: list[Any], tokenizer: Any, config: WarmStartConfig, progress: Any = None, verifier: Any = None
-) -> tuple[list[Any], dict[str, str], list[Any]]:
+) -> tuple[list[Any], dict[str, str]]:
+    """Resolved demonstration trajectories of ``tasks`` (and why the others were dropped)."""
     if verifier is None:
         from swetrain.env.verifier import Verifier
 
         verifier = Verifier()
     dropped: dict[str, str] = {}
     demos: list[Any] = []
-    kept: list[Any] = []
     task_bar = progress.add_task("scripted repair demos", total=len(tasks)) if progress else None
 
     def one(task: Any):
@@ -150,12 +142,11 @@ def _collect(
         for demo in pool.map(one, tasks):
             if demo.trajectory is not None and demo.reason == "ok":
                 demos.append(demo.trajectory)
-                kept.append(demo)
             else:
                 dropped[demo.instance_id] = demo.reason
             if progress:
                 progress.advance(task_bar)
-    return demos, dropped, kept
+    return demos, dropped
 
 
 DEMOS_FILE = Path(__file__).resolve().parent / "data" / "demos.jsonl"
@@ -225,7 +216,7 @@ def generate_demos(
     progress: Any = None,
 ) -> dict[str, Any]:
     """Search and check scripted repair demonstrations for the TRAIN split (plus the tasks of
-    ``pool_file``, see :mod:`swetrain.train.demo_pool`); write ``out``.
+    ``pool_file``, see :mod:`swetrain.recipes.tiny.demo_pool`); write ``out``.
 
     Each kept row was replayed through the real agent loop and resolved: by the verifier with
     ``verify``, otherwise by the whole test suite passing after the replay. Tasks are searched in a
@@ -245,7 +236,7 @@ def generate_demos(
 
     tasks = list(load_builtin(split="train", **({"path": tasks_file} if tasks_file else {})))
     if pool_file:
-        from swetrain.train.demo_pool import load_pool
+        from swetrain.recipes.tiny.demo_pool import load_pool
 
         tasks += load_pool(pool_file)
     tasks.sort(key=lambda t: t.instance_id)
@@ -300,7 +291,7 @@ def load_demos(path: str | os.PathLike = DEMOS_FILE) -> list[dict[str, Any]]:
     """Rows of a demonstrations file written by :func:`generate_demos` (clear error when broken)."""
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"{path}: demonstrations file missing; regenerate with `python -m swetrain.train.warmstart --regenerate`")
+        raise FileNotFoundError(f"{path}: demonstrations file missing; regenerate with `python -m swetrain.recipes.tiny.warmstart --regenerate`")
     rows = []
     for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
@@ -383,9 +374,9 @@ def _progress(progress: bool | Any):
 
 
 def _drill_samples(tokenizer: Any, n: int, seed: int) -> list[Any]:
-    """``n`` skill drills (:mod:`swetrain.train.drills`) as SFT samples."""
+    """``n`` skill drills (:mod:`swetrain.recipes.tiny.drills`) as SFT samples."""
     from swetrain.agent.format import ChatFormat
-    from swetrain.train.drills import drill_sample, make_drills
+    from swetrain.recipes.tiny.drills import drill_sample, make_drills
 
     fmt = ChatFormat(tokenizer)
     return [drill_sample(d, fmt) for d in make_drills(n, seed=seed)] if n else []
@@ -395,8 +386,8 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[d
     """Copy-pretrain ``trainer.model`` in place (``cfg.copy_steps``; figures, or None when 0) and
     build the ``cfg.copy_mix`` repeated-code SFT samples; with ``cfg.copy_lr_scale`` != 1, set the
     SFT learning-rate multiplier of the copy-pretrained attention."""
-    from swetrain.eval.copy_skill import induction_accuracy
-    from swetrain.train.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained, copy_samples
+    from swetrain.recipes.tiny.copy_skill import induction_accuracy
+    from swetrain.recipes.tiny.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained, copy_samples
 
     ccfg = CopyPretrainConfig(steps=max(cfg.copy_steps, 1), easy_steps=max(cfg.copy_easy_steps, 1), seed=cfg.seed)
     code = code_corpus(trainer.tokenizer)
@@ -527,15 +518,15 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m swetrain.train.warmstart --regenerate [--out FILE] [--workers 2]``."""
+    """``python -m swetrain.recipes.tiny.warmstart --regenerate [--out FILE] [--workers 2]``."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m swetrain.train.warmstart")
+    parser = argparse.ArgumentParser(prog="python -m swetrain.recipes.tiny.warmstart")
     parser.add_argument("--regenerate", action="store_true", help="search + verify demonstrations for the train split")
     parser.add_argument("--out", default=str(DEMOS_FILE))
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--max-candidates", type=int, default=12)
-    parser.add_argument("--pool", default=None, help="extra train-only tasks (python -m swetrain.train.demo_pool)")
+    parser.add_argument("--pool", default=None, help="extra train-only tasks (python -m swetrain.recipes.tiny.demo_pool)")
     parser.add_argument("--no-verify", action="store_true", help="check replays with the whole suite, not the verifier")
     parser.add_argument("--deadline", type=float, default=None, help="stop starting new searches after this many seconds")
     parser.add_argument("--fast-search", action="store_true", help="candidates re-run only the failing tests (the replay is still judged on the whole suite)")

@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from swetrain.train.warmstart import SHIPPED_TINY, shipped_warm_start
+from swetrain.recipes.tiny.warmstart import SHIPPED_TINY, shipped_warm_start
 
 pytestmark = pytest.mark.skipif(shipped_warm_start() is None, reason="no shipped tiny-sft checkpoint in this checkout")
 
 
 def test_tiny_sft_resolves_to_the_shipped_checkpoint():
-    from swetrain.train.policy_spec import resolve_policy_path
+    from swetrain.policy.spec import resolve_policy_path
 
     assert resolve_policy_path("tiny-sft") == SHIPPED_TINY
     info = json.loads((SHIPPED_TINY / "warmstart.json").read_text())
@@ -40,12 +40,12 @@ def test_shipped_policy_starts_like_the_demonstrations():
 
 
 def test_shipped_policy_copies_from_its_context():
-    """The shipped warm start was copy-pretrained (swetrain.train.copy_pretrain): it has an induction
+    """The shipped warm start was copy-pretrained (swetrain.recipes.tiny.copy_pretrain): it has an induction
     head, which the same recipe without copy pretraining never formed (induction 0.000)."""
     import torch
     from transformers import AutoModelForCausalLM
 
-    from swetrain.eval.copy_skill import induction_accuracy
+    from swetrain.recipes.tiny.copy_skill import induction_accuracy
 
     info = json.loads((SHIPPED_TINY / "warmstart.json").read_text())
     assert info["config"]["copy_steps"] > 0

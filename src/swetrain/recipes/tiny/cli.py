@@ -1,0 +1,79 @@
+"""``swetrain warmstart`` (build/ship the SFT warm start of a base policy) and the main job
+``swetrain quickstart`` (base policy -> held-out eval -> FC-SWE RL -> held-out eval -> report)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command("warmstart")(warmstart)
+    app.command("quickstart")(quickstart)
+
+
+def warmstart(
+    base: str = typer.Option("tiny", "--base", help="tiny | smollm2"),
+    force: bool = typer.Option(False, "--force", help="rebuild even when cached"),
+    ship: bool = typer.Option(False, "--ship", help="also copy the tiny result into the package (what `tiny-sft` loads)"),
+) -> None:
+    """Build (or show) the cached SFT warm start of a base policy from scripted repair demos."""
+    import json
+
+    from swetrain.recipes.tiny.warmstart import ensure_warm_start, ship_warm_start
+
+    if ship and base != "tiny":
+        raise typer.BadParameter("only the tiny warm start is shipped", param_hint="--ship")
+    path = ensure_warm_start(base, progress=True, force=force)
+    if ship:
+        typer.echo(f"shipped to {ship_warm_start(path)}")
+    info = json.loads((path / "warmstart.json").read_text())
+    typer.echo(f"{path}\n{info['demonstrations']} demonstrations, NLL {info['nll_before']:.3f} -> {info['nll_after']:.3f}, "
+               f"built in {info['total_seconds']} s")
+
+
+def quickstart(
+    out: Path = typer.Option(Path("runs/quickstart"), "--out", help="run directory (replaced if it holds a previous quickstart)"),
+    policy: str = typer.Option("tiny-sft", "--policy", help="tiny-sft (default) | smollm2-sft | tiny | smollm2 | a model folder"),
+    steps: int = typer.Option(3, "--steps", help="FC-SWE RL steps"),
+    seed: int = typer.Option(0, "--seed"),
+    eval_tasks: int = typer.Option(12, "--eval-tasks", help="held-out tasks evaluated before and after"),
+    tasks_per_step: int = typer.Option(2, "--tasks-per-step", help="training tasks per RL step"),
+    group: int = typer.Option(4, "--group", help="FC-SWE chains per task (G)"),
+    tasks: Path = typer.Option(None, "--tasks", help="a built-in-format tasks.jsonl instead of the shipped suite"),
+    overrides: list[str] = typer.Argument(None, help="extra fcswe recipe overrides key=value"),
+    sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (--tasks from `swetrain env build-image`)"),
+) -> None:
+    """The main job: base policy -> held-out eval -> FC-SWE RL -> held-out eval -> report."""
+    from rich.console import Console
+
+    from swetrain.env.cli import use_sandbox
+
+    if sandbox == "docker" and tasks is not None:
+        from swetrain.tasks.record import load_tasks
+
+        use_sandbox(sandbox, load_tasks(tasks))
+    else:
+        use_sandbox(sandbox, [])
+
+    from swetrain.recipes.tiny.quickstart import QuickstartOptions, run_quickstart
+
+    console = Console()
+    try:
+        summary = run_quickstart(
+            QuickstartOptions(
+                out=out, policy=policy, steps=steps, seed=seed, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step,
+                group=group, tasks_file=tasks, overrides=tuple(overrides or ()),
+            ),
+            console,
+        )
+    except FileExistsError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--out") from None
+    b, a = summary["before"], summary["after"]
+    console.print(
+        f"Resolved@1 {100 * b['resolved_at_1']:.1f}% -> {100 * a['resolved_at_1']:.1f}%  |  "
+        f"Resolved@2 {100 * b['resolved_at_2']:.1f}% -> {100 * a['resolved_at_2']:.1f}%  |  "
+        f"conditional recovery {100 * b['conditional_recovery']:.1f}% -> {100 * a['conditional_recovery']:.1f}%"
+    )
+    console.print(f"report: {out / 'report.md'}   summary: {out / 'summary.json'}   ({summary['total_s']:.0f} s)")

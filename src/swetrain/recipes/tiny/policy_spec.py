@@ -1,0 +1,32 @@
+"""The named checkpoints of this recipe, as :mod:`swetrain.policy.spec` resolves them by import string
+(``NAMED``: ``"swetrain.recipes.tiny.policy_spec:named_checkpoint"``):
+
+* ``tiny-sft``: the tiny model warm-started by SFT on the shipped scripted repair demonstrations
+  of the built-in train split (``swetrain/recipes/tiny/data/demos.jsonl``). The package ships that model
+  (``swetrain/recipes/tiny/data/tiny-sft``, trained once offline with ``swetrain warmstart --ship``);
+  without it the SFT runs on first use and is cached (see :mod:`swetrain.recipes.tiny.warmstart`);
+* ``tiny-sft-build``: always the locally built (cached) warm start, never the shipped one;
+* ``smollm2-sft``: the SFT warm start of SmolLM2-135M-Instruct (converted by the policy layer).
+
+Any other spec (a folder, ``tiny``, ``smollm2``, ``hf:PATH``) resolves without this recipe:
+:func:`swetrain.policy.spec.resolve_policy_path`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+
+def named_checkpoint(name: str, *, progress: Any = False) -> Path:
+    """``tiny-sft`` (the shipped warm start, else built), ``tiny-sft-build`` (always the locally
+    built one) or ``smollm2-sft``: the SFT warm starts of :mod:`swetrain.recipes.tiny.warmstart`."""
+    from swetrain.recipes.tiny.warmstart import ensure_warm_start, shipped_warm_start
+
+    if name == "tiny-sft":
+        shipped = shipped_warm_start()
+        if shipped is not None:
+            return shipped
+    if name not in ("tiny-sft", "tiny-sft-build", "smollm2-sft"):
+        raise ValueError(f"policy {name!r}: not a named warm start (tiny-sft, tiny-sft-build, smollm2-sft)")
+    return ensure_warm_start(name.removesuffix("-build").removesuffix("-sft"), progress=progress)

@@ -1,1 +1,0 @@
-"""Package data of swetrain.train: ``demos.jsonl``, the shipped scripted repair demonstrations."""
