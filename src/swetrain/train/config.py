@@ -54,15 +54,41 @@ class RolloutConfig(_Section):
     backend: Literal["local", "ray"] = "local"
 
 
-class AlgoConfig(_Section):
-    """Rewards, advantages and the policy loss (swetrain.algos)."""
+class MopdConfig(_Section):
+    """Parameters of the ``mopd`` policy loss (seed 000, eqs. 25-26: MOPD with ExOPD).
 
-    reward_scheme: Literal["local", "broadcast", "last"] = "local"
-    advantage: Literal["grpo", "rloo", "active_set"] = "grpo"
-    policy_loss: Literal["clipped", "minirl"] = "clipped"
-    loss_agg: Literal["token-mean", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-segment-sum"] = (
-        "token-mean"
-    )
+    ``teachers`` maps a route (a task's ``route``) to the frozen expert's model folder; every
+    student trajectory is scored by its route's teacher and by the frozen reference (the student's
+    initial weights), i.e. K + 1 frozen forwards over a batch with K routes."""
+
+    lam: float = Field(default=1.25, ge=1.0)  # λ: ExOPD extrapolation (1.0 = plain on-policy distillation)
+    gate: bool = True  # ReLU gate on the teacher-reference gap
+    clip: float = Field(default=5.0, gt=0.0)  # c_a: advantage clip
+    teachers: dict[str, str] = Field(default_factory=dict)  # route -> model folder
+
+
+def _registry_names(kind: str) -> list[str]:
+    import swetrain.algos as algos
+
+    if kind == "advantage":
+        return algos.list_advantage_estimators()
+    if kind == "policy_loss":
+        return algos.list_policy_losses()
+    if kind == "loss_agg":
+        return list(algos.AGG_MODES)
+    return list(algos.REWARD_SCHEMES)
+
+
+class AlgoConfig(_Section):
+    """Rewards, advantages and the policy loss (swetrain.algos).
+
+    ``reward_scheme``, ``advantage``, ``policy_loss`` and ``loss_agg`` accept exactly the names
+    registered in :mod:`swetrain.algos` (a newly decorated estimator or loss is accepted as is)."""
+
+    reward_scheme: str = "local"
+    advantage: str = "grpo"
+    policy_loss: str = "clipped"
+    loss_agg: str = "token-mean"
     clip_low: float = Field(default=0.2, ge=0.0)
     clip_high: float = Field(default=0.28, ge=0.0)
     runtime_penalty: bool = True  # overwrite advantages of invalid assistant messages
@@ -75,6 +101,15 @@ class AlgoConfig(_Section):
     eps_low: float = Field(default=0.2, ge=0.0)
     eps_high: float = Field(default=0.28, ge=0.0)
     adv_eps: float = Field(default=1e-6, gt=0.0)
+    mopd: MopdConfig = Field(default_factory=MopdConfig)  # parameters of policy_loss=mopd
+
+    @field_validator("reward_scheme", "advantage", "policy_loss", "loss_agg")
+    @classmethod
+    def _registered(cls, value: Any, info: Any) -> Any:
+        names = _registry_names(info.field_name)
+        if value not in names:
+            raise ValueError(f"unknown {info.field_name.replace('_', ' ')} {value!r}; registered: {', '.join(names)}")
+        return value
 
 
 class OptimConfig(_Section):
@@ -138,6 +173,8 @@ class TrainConfig(BaseModel):
     def _recipe_rules(self) -> TrainConfig:
         if self.algo.advantage == "active_set" and self.rollout.attempts < 2 and self.recipe == "fcswe":
             raise ValueError("recipe fcswe needs rollout.attempts >= 2 (recovery chains)")
+        if self.algo.policy_loss == "mopd" and not self.algo.mopd.teachers:
+            raise ValueError("algo.policy_loss=mopd needs algo.mopd.teachers (route -> expert model folder)")
         if self.algo.kl_beta > 0 and not self.algo.use_return_to_go:
             raise ValueError("algo.kl_beta > 0 puts K1 in the reward path: set algo.use_return_to_go=true")
         return self

@@ -148,10 +148,11 @@ class RLTrainer:
         self.tokenizer = AutoTokenizer.from_pretrained(self.policy_path)
         model = AutoModelForCausalLM.from_pretrained(self.policy_path, dtype=torch.float32).to(self.device)
         self.ref_model = None
-        if cfg.algo.kl_beta > 0:
+        if cfg.algo.kl_beta > 0 or cfg.algo.policy_loss == "mopd":
             self.ref_model = copy.deepcopy(model).eval().requires_grad_(False)
             if self.device.type == "cuda":
                 self.ref_model = self.ref_model.to(torch.bfloat16)
+        self.teachers = self._load_teachers(AutoModelForCausalLM) if cfg.algo.policy_loss == "mopd" else None
         self.shared = self.device.type == "cpu" and not self.dist.fsdp
         if self.shared:
             # CPU: the rollout policy runs the very module the trainer updates (sync = version bump)
@@ -178,7 +179,22 @@ class RLTrainer:
             world_size=self.dist.world_size,
             all_reduce=dist.all_reduce_sum(self.dist),
             all_reduce_max=dist.all_reduce_max(self.dist),
+            teachers=self.teachers,
         )
+
+    def _load_teachers(self, auto_model: Any) -> dict[str, torch.nn.Module]:
+        """MOPD: the frozen expert of every route (``algo.mopd.teachers``); every task trained on
+        must have a route with a teacher."""
+        teachers: dict[str, torch.nn.Module] = {}
+        for route, path in sorted(self.config.algo.mopd.teachers.items()):
+            if not (Path(path) / "config.json").is_file():
+                raise FileNotFoundError(f"algo.mopd.teachers.{route}: expert checkpoint {path} is missing (no config.json)")
+            model = auto_model.from_pretrained(path, dtype=torch.float32).to(self.device).eval().requires_grad_(False)
+            teachers[route] = model.to(torch.bfloat16) if self.device.type == "cuda" else model
+        orphans = sorted({str(t.route) for t in self.tasks if t.route not in teachers})
+        if orphans:
+            raise ValueError(f"algo.mopd.teachers: no teacher for route(s) {', '.join(orphans)} of the training tasks")
+        return teachers
 
     def _store_root(self) -> Path:
         """Where this rank's trajectories go: the run directory, or ``rank-R/`` under FSDP (each
@@ -313,6 +329,9 @@ class RLTrainer:
         if trajs or self.dist.fsdp:  # under FSDP a rank without rows still joins the update
             rewards, advs = trajectory_advantages(records, cfg.algo)
             samples = [sample_from_trajectory(t, a, r) for t, a, r in zip(trajs, advs, rewards)]
+            routes = {t.instance_id: t.route for t in tasks}
+            for smp in samples:
+                smp.meta["route"] = routes.get(smp.group)
             gen = torch.Generator().manual_seed(rollout_seed(cfg.seed, step))
             t1 = time.monotonic()
             # the update runs alone (no rollout threads or sandboxes): a single CPU process may use

@@ -99,6 +99,7 @@ class PolicyUpdater:
         world_size: int = 1,
         all_reduce: Any = None,
         all_reduce_max: Any = None,
+        teachers: dict[str, torch.nn.Module] | None = None,
     ) -> None:
         from swetrain.algos.losses import get_policy_loss
 
@@ -115,8 +116,11 @@ class PolicyUpdater:
         self.all_reduce = all_reduce  # callable(tensor) -> summed tensor across ranks (FSDP path)
         self.all_reduce_max = all_reduce_max  # callable(tensor) -> max across ranks (FSDP path)
         self.loss_fn = get_policy_loss(algo.policy_loss)
+        self.teachers = teachers  # MOPD: route -> frozen expert (the reference is ref_model)
         if algo.kl_beta > 0 and ref_model is None:
             raise ValueError("algo.kl_beta > 0 needs a frozen reference model (ref_model)")
+        if algo.policy_loss == "mopd" and (not teachers or ref_model is None):
+            raise ValueError("policy_loss mopd needs frozen teachers (route -> model) and a frozen reference model")
 
     # ------------------------------------------------------------------ FSDP lock-step
     def _passes(self, n: int, sharded: bool = True) -> int:
@@ -199,6 +203,60 @@ class PolicyUpdater:
             metrics = {"kl/k1_mean": k1s / n_tok, "kl/k3_mean": k3s / n_tok}
         return result, metrics
 
+    def mopd_token_advantages(self, samples: Sequence[TrainSample]) -> tuple[list[torch.Tensor], dict[str, float]]:
+        """MOPD/ExOPD token advantages (seed 000, eq. 25) of student trajectories.
+
+        Each sample is scored by the frozen teacher of its route (``meta["route"]``) and by the frozen
+        reference: K + 1 frozen forwards for K routes, each teacher only on its own route's rows.
+        ``log q`` is the rollout's behaviour log-prob (the student's current log-prob when the
+        rollout recorded none). Returns per-token advantages (0 off the loss mask) and diagnostics:
+        student-teacher K1, teacher-reference gap, gate-open share, overall and per route.
+        """
+        from swetrain.algos.distill import mopd_advantages, mopd_metrics
+
+        assert self.teachers is not None and self.ref_model is not None
+        cfg = self.algo.mopd
+        by_route: dict[str, list[int]] = defaultdict(list)
+        for k, s in enumerate(samples):
+            route = s.meta.get("route")
+            if route not in self.teachers:
+                raise ValueError(
+                    f"MOPD: trajectory of {s.group!r} has route {route!r}, which has no teacher "
+                    f"(teachers: {', '.join(sorted(self.teachers))})"
+                )
+            by_route[str(route)].append(k)
+        ref = self._score(self.ref_model, samples)
+        teacher: list[torch.Tensor | None] = [None] * len(samples)
+        for route in sorted(by_route):
+            rows = by_route[route]
+            for k, lp in zip(rows, self._score(self.teachers[route], [samples[k] for k in rows])):
+                teacher[k] = lp
+        missing = [k for k, s in enumerate(samples) if not s.meta.get("has_behavior_logprobs", True)]
+        current = self._score(self.model, [samples[k] for k in missing]) if missing else []
+        behavior = [torch.as_tensor(s.behavior_logprobs, dtype=torch.float32) for s in samples]
+        for k, lp in zip(missing, current):
+            behavior[k] = lp
+        result: list[torch.Tensor] = []
+        sums: dict[str, float] = defaultdict(float)
+        counts: dict[str, float] = defaultdict(float)
+        for k, s in enumerate(samples):
+            mask = torch.as_tensor(s.loss_mask, dtype=torch.bool)
+            lt, lb, lr = teacher[k].float(), behavior[k].float(), ref[k].float()  # type: ignore[union-attr]
+            adv = mopd_advantages(lt, lb, lr, lam=cfg.lam, gate=cfg.gate, clip=cfg.clip)
+            result.append(torch.where(mask, adv, torch.zeros_like(adv)))
+            n = float(mask.sum())
+            if n == 0:
+                continue
+            m = mopd_metrics(lt.unsqueeze(0), lb.unsqueeze(0), lr.unsqueeze(0), mask.unsqueeze(0))
+            route = str(s.meta.get("route"))
+            for key, value in m.items():
+                for scope in (key, f"{key}/{route}"):
+                    sums[scope] += value * n
+                    counts[scope] += n
+        metrics = {key: sums[key] / counts[key] for key in sums}
+        metrics["mopd/frozen_forwards"] = float(len(by_route) + 1)
+        return result, metrics
+
     # ------------------------------------------------------------------ update
     def _units(self, batch: Batch) -> torch.Tensor:
         """Normalisation units of a (micro-)batch for the configured reduction."""
@@ -218,7 +276,11 @@ class PolicyUpdater:
         if not samples and self.all_reduce_max is None:  # under FSDP the other ranks need this one
             return {"update/skipped": 1.0}
         skip = self.optim.skip_zero_advantage
-        if skip and not self.algo.use_return_to_go:
+        if self.algo.policy_loss == "mopd":
+            # the advantage holds log q (eq. 25) and the loss uses no old log-probs (eq. 26)
+            token_adv, kl = self.mopd_token_advantages(samples)
+            old = [torch.zeros(len(s.token_ids)) for s in samples]
+        elif skip and not self.algo.use_return_to_go:
             # scalar advantages (+ runtime penalty) do not depend on log-probs: find the rows
             # with a training signal first and score only those
             token_adv, kl = self.token_advantages(samples, [], None)
@@ -325,7 +387,9 @@ class PolicyUpdater:
         a = self.algo
         if a.policy_loss == "clipped":
             return {"clip_low": a.clip_low, "clip_high": a.clip_high}
-        return {"tis_cap": a.tis_cap, "eps_low": a.eps_low, "eps_high": a.eps_high}
+        if a.policy_loss == "minirl":
+            return {"tis_cap": a.tis_cap, "eps_low": a.eps_low, "eps_high": a.eps_high}
+        return {}  # mopd (its parameters enter the advantages) and losses registered without extra knobs
 
 
 def sample_from_trajectory(traj: Any, advantage: float, reward: float = math.nan) -> TrainSample:
