@@ -301,3 +301,22 @@ def test_build_image_and_cli_parity_on_builtin_tasks(request, tmp_path):
                 verdicts.append(v)
             assert verdicts[0] == verdicts[1], (name, verdicts)
             assert verdicts[1]["resolved"] is (name == "gold")
+
+
+@pytest.mark.docker
+def test_container_killed_from_outside_is_infra(task, request):
+    import threading
+
+    from swetrain.env.tools import SandboxCrashed
+
+    t = _on("docker", task, request)
+    with open_workspace(t, sandbox="docker", limits=Limits(timeout_s=60)) as ws:
+        killer = threading.Timer(1.5, lambda: ws.container.kill())
+        killer.start()
+        res = ws.run("sleep 30")
+        killer.join()
+        assert ws.crashed(res) and not res.timed_out and "killed from outside" in ws.crash_reason()
+        with pytest.raises(SandboxCrashed):
+            ToolRunner(ws).call("execute_bash", {"cmd": "echo hi"})
+        ws.reset()  # a fresh container: usable again
+        assert ws.run("echo hi").output.strip() == "hi" and not ws.crashed(ws.run("true"))

@@ -342,6 +342,11 @@ class DockerWorkspace(WorkspaceBackend):
                                  timed_out=True, truncated=truncated, duration_s=time.monotonic() - start)
         if rc is None or rc >= 128 or broken:
             why = self._why_dead()
+            for _ in range(10):  # the daemon marks a killed container stopped a moment after its execs end
+                if why is not None:
+                    break
+                time.sleep(0.1)
+                why = self._why_dead()
             if why is not None:
                 self._crash = why
                 return CommandResult(returncode=-9, output=text + f"\n[{why}]", truncated=truncated,
