@@ -18,7 +18,7 @@ def train(
     config: Path = typer.Option(None, "--config", help="YAML merged over the recipe"),
     resume: bool = typer.Option(False, "--resume", help="continue from the run directory's latest checkpoint"),
     overrides: list[str] = typer.Argument(None, help="dotted key=value overrides, e.g. optim.lr=1e-4 rollout.group=4"),
-    sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (the task's image)"),
+    sandbox: str = typer.Option(None, "--sandbox", help="workspace backend: local (bubblewrap) or docker (the task's image); default: the config's rollout.sandbox"),
 ) -> None:
     """RL training with a recipe (rollout -> verify -> advantages -> update -> sync)."""
     import json
@@ -36,7 +36,8 @@ def train(
         raise typer.Exit(2) from None
     from swetrain.env.cli import use_sandbox
 
-    use_sandbox(sandbox, [])  # task images are checked as each task's workspace is made
+    use_sandbox(sandbox or cfg.rollout.sandbox, [])  # task images are checked as each task's workspace is made
+    cfg.rollout.sandbox = sandbox or cfg.rollout.sandbox
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

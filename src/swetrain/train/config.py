@@ -52,6 +52,7 @@ class RolloutConfig(_Section):
     top_k: int = Field(default=0, ge=0)  # sample among the k most likely tokens (0: no cut; paper eval: 20)
     workers: int = Field(default=1, ge=1)
     backend: Literal["local", "ray"] = "local"
+    sandbox: Literal["local", "docker"] = "local"  # workspace backend (env.backend): bubblewrap or the task's image
 
 
 class MopdConfig(_Section):

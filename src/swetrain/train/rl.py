@@ -308,6 +308,7 @@ class RLTrainer:
                 temperature=ro.temperature,
                 top_p=ro.top_p,
                 top_k=ro.top_k,
+                sandbox=ro.sandbox,
             ),
             workspace_factory=self.workspace_factory,
         )

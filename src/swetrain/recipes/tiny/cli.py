@@ -64,7 +64,7 @@ def quickstart(
         summary = run_quickstart(
             QuickstartOptions(
                 out=out, policy=policy, steps=steps, seed=seed, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step,
-                group=group, tasks_file=tasks, overrides=tuple(overrides or ()),
+                group=group, tasks_file=tasks, overrides=(f"rollout.sandbox={sandbox}", *(overrides or ())),
             ),
             console,
         )
