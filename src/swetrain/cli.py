@@ -29,6 +29,7 @@ _LAYER_CLIS = (
     "swetrain.label.cli",
     "swetrain.eval.cli",
     "swetrain.curriculum.cli",
+    "swetrain.experts.cli",
     "swetrain.recipes.tiny.cli",  # warmstart, quickstart: the tiny model's recipe (above every layer)
 )
 
