@@ -201,16 +201,13 @@ class ExpertsPipeline:
                  rl: Any, extra: list[str] | None = None, teachers: dict[str, str] | None = None) -> dict[str, Any]:
         """One RL phase in ``tmp/run``; the phase's model is its best checkpoint on ``select_on``
         (the target route's evaluation set; ``None``: the last checkpoint)."""
-        from swetrain.train.config import validate_config
         from swetrain.train.rl import RLTrainer
 
-        tc = self.train_config(rl.recipe if hasattr(rl, "recipe") else "minirl", rl.steps, rl.tasks_per_step,
-                               rl.group, rl.lr, extra or [], list(getattr(rl, "overrides", [])),
-                               getattr(rl, "save_every", rl.steps))
-        if teachers is not None:
-            data = tc.model_dump(mode="json")
-            data["algo"]["mopd"]["teachers"] = teachers
-            tc = validate_config(data, "mopd")
+        extra = list(extra or [])
+        if teachers is not None:  # JSON is YAML: paths survive the key=value override parser
+            extra.append("algo.mopd.teachers=" + json.dumps(teachers))
+        tc = self.train_config(rl.recipe, rl.steps, rl.tasks_per_step, rl.group, rl.lr, extra,
+                               list(rl.overrides), rl.save_every)
         run = tmp / "run"
         trainer = RLTrainer(tc, run, tasks=tasks, policy_path=model, verifier=self.verifier)
         trainer.train()

@@ -53,6 +53,38 @@ class RolloutConfig(_Section):
     workers: int = Field(default=1, ge=1)
     backend: Literal["local", "ray"] = "local"
     sandbox: Literal["local", "docker"] = "local"  # workspace backend (env.backend): bubblewrap or the task's image
+    max_wall_s: float = Field(default=900.0, gt=0.0)  # wall-clock limit of one attempt
+    max_output_tokens: int | None = Field(default=None, ge=1)  # generated tokens per attempt (None: no limit)
+    max_infra_retries: int = Field(default=2, ge=0)  # re-runs of an attempt lost to an infrastructure failure
+    verify_timeout_s: float = Field(default=300.0, gt=0.0)
+
+    def engine_config(self, seed: int) -> Any:
+        """The rollout engine's :class:`swetrain.rollout.engine.RolloutConfig` for this section: the
+        one place where the training recipe's rollout keys map onto the engine's (a test checks that
+        every engine field is mapped, so a new engine knob cannot be silently dropped)."""
+        from swetrain.agent.loop import EpisodeLimits
+        from swetrain.rollout.engine import RolloutConfig as EngineRolloutConfig
+
+        return EngineRolloutConfig(
+            group=self.group,
+            attempts=self.attempts,
+            context_variant=self.context_variant,
+            context_budget_tokens=self.context_budget_tokens,
+            limits=EpisodeLimits(
+                max_turns=self.max_turns,
+                max_context_tokens=self.max_context_tokens,
+                max_tokens_per_call=self.max_new_tokens,
+                max_wall_s=self.max_wall_s,
+                max_output_tokens=self.max_output_tokens,
+            ),
+            seed=seed,
+            temperature=self.temperature,
+            top_p=self.top_p,
+            top_k=self.top_k,
+            max_infra_retries=self.max_infra_retries,
+            verify_timeout_s=self.verify_timeout_s,
+            sandbox=self.sandbox,
+        )
 
 
 class MopdConfig(_Section):

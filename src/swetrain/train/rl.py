@@ -280,9 +280,8 @@ class RLTrainer:
 
     def train_step(self) -> dict[str, Any]:
         """One RL step (see the module docstring); returns its metrics."""
-        from swetrain.agent.loop import EpisodeLimits
         from swetrain.policy.threads import torch_threads, update_threads
-        from swetrain.rollout.engine import RolloutConfig, RolloutEngine, summarize
+        from swetrain.rollout.engine import RolloutEngine, summarize
 
         cfg = self.config
         step = self.step + 1
@@ -296,20 +295,7 @@ class RLTrainer:
             self.verifier,
             backend="local",
             workers=ro.workers,
-            config=RolloutConfig(
-                group=ro.group,
-                attempts=ro.attempts,
-                context_variant=ro.context_variant,
-                context_budget_tokens=ro.context_budget_tokens,
-                limits=EpisodeLimits(
-                    max_turns=ro.max_turns, max_context_tokens=ro.max_context_tokens, max_tokens_per_call=ro.max_new_tokens
-                ),
-                seed=rollout_seed(cfg.seed, step),
-                temperature=ro.temperature,
-                top_p=ro.top_p,
-                top_k=ro.top_k,
-                sandbox=ro.sandbox,
-            ),
+            config=ro.engine_config(rollout_seed(cfg.seed, step)),
             workspace_factory=self.workspace_factory,
         )
         store = self._store()
