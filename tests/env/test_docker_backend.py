@@ -320,3 +320,24 @@ def test_container_killed_from_outside_is_infra(task, request):
             ToolRunner(ws).call("execute_bash", {"cmd": "echo hi"})
         ws.reset()  # a fresh container: usable again
         assert ws.run("echo hi").output.strip() == "hi" and not ws.crashed(ws.run("true"))
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_rollout_runs_on_docker_and_leaves_no_container(request, tmp_path):
+    from swetrain.tasks.builtin import load_builtin
+    from swetrain.tasks.record import save_tasks
+
+    task = _on("docker", sorted(load_builtin("heldout"), key=lambda t: t.instance_id)[0], request)
+    save_tasks([task], tmp_path / "t.jsonl")
+    proc = subprocess.run([sys.executable, "-m", "swetrain.cli", "rollout", "--tasks", str(tmp_path / "t.jsonl"),
+                           "--policy", "scripted-repair", "--group", "1", "--attempts", "2", "--out",
+                           str(tmp_path / "run"), "--sandbox", "docker", "--json"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert summary["sandbox"] == "docker" and summary["trajectories"] >= 1 and summary["infra_failures"] == 0
+    assert json.loads((tmp_path / "run" / "isolation.json").read_text())["backend"] == "docker"
+    from swetrain.env.docker_client import LABEL, docker_client
+
+    left = docker_client().containers.list(all=True, filters={"label": LABEL})
+    assert [c for c in left if c.labels.get("swetrain.workspace") == task.instance_id] == []

@@ -383,8 +383,7 @@ class DockerWorkspace(WorkspaceBackend):
         try:  # a restart kills every process and keeps the files
             self.container.restart(timeout=0)
             rc, out, _ = self._exec_raw(["cat", "/proc/1/task/1/children"])
-            self._keep = out.decode().split()[0] if rc == 0 and out.split() else self._keep
-            self._plugins_in = self._plugins_in  # files survive a restart
+            self._keep = out.decode().split()[0] if rc == 0 and out.split() else self._keep  # files survive a restart
         except Exception:  # noqa: BLE001 - reported by the next command
             pass
 
