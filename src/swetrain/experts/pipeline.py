@@ -259,7 +259,7 @@ class ExpertsPipeline:
             self.phases.run(f"eval/{name}", lambda tmp, r=ref: self.phase_eval(tmp, r))
         info = self.phases.run("report", lambda tmp: self.phase_report(tmp, list(models)))
         for f in (self.out / "report").iterdir():
-            if f.suffix in (".json", ".md", ".png"):
+            if f.suffix in (".json", ".md", ".png") and f.name != "phase.json":
                 shutil.copyfile(f, self.out / f".{f.name}.tmp")
                 os.replace(self.out / f".{f.name}.tmp", self.out / f.name)
         return info
