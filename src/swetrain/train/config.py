@@ -51,7 +51,9 @@ class RolloutConfig(_Section):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     top_k: int = Field(default=0, ge=0)  # sample among the k most likely tokens (0: no cut; paper eval: 20)
     workers: int = Field(default=1, ge=1)
-    backend: Literal["local", "ray"] = "local"
+    backend: Literal["local", "ray"] = "local"  # ray: chains in Ray actors, weights synced each step
+    ray_address: str | None = None  # a running Ray cluster (None: start one on this machine)
+    ray_num_cpus: int = Field(default=2, ge=1)  # CPUs of a locally started Ray
     sandbox: Literal["local", "docker"] = "local"  # workspace backend (env.backend): bubblewrap or the task's image
     max_wall_s: float = Field(default=900.0, gt=0.0)  # wall-clock limit of one attempt
     max_output_tokens: int | None = Field(default=None, ge=1)  # generated tokens per attempt (None: no limit)

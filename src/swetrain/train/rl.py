@@ -116,6 +116,8 @@ class RLTrainer:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.dist = dist.setup(config.train.fsdp)
         self.tasks = list(tasks) if tasks is not None else load_task_list(config)
+        if config.rollout.backend == "ray" and self.dist.fsdp:
+            raise ValueError("rollout.backend=ray: not supported together with FSDP (use the local backend per rank)")
         self.verifier = verifier
         self.workspace_factory = workspace_factory
         self.on_step = on_step
@@ -290,14 +292,27 @@ class RLTrainer:
         if self.dist.fsdp:
             tasks = tasks[self.dist.rank :: self.dist.world_size]
         ro = cfg.rollout
-        engine = RolloutEngine(
-            self.policy,
-            self.verifier,
-            backend="local",
-            workers=ro.workers,
-            config=ro.engine_config(rollout_seed(cfg.seed, step)),
-            workspace_factory=self.workspace_factory,
-        )
+        if ro.backend == "ray":
+            # Ray actors build their policy from a model folder: publish the current weights first
+            # (weight sync through the filesystem; the actors of this step load exactly these)
+            engine = RolloutEngine(
+                policy_factory=str(self._publish_weights()),
+                backend="ray",
+                workers=ro.workers,
+                config=ro.engine_config(rollout_seed(cfg.seed, step)),
+                workspace_factory=self.workspace_factory,
+                ray_address=ro.ray_address,
+                ray_num_cpus=ro.ray_num_cpus,
+            )
+        else:
+            engine = RolloutEngine(
+                self.policy,
+                self.verifier,
+                backend="local",
+                workers=ro.workers,
+                config=ro.engine_config(rollout_seed(cfg.seed, step)),
+                workspace_factory=self.workspace_factory,
+            )
         store = self._store()
         offset = store.count()
         self.model.eval()
@@ -353,6 +368,27 @@ class RLTrainer:
             }
         )
         return metrics
+
+    def _publish_weights(self) -> Path:
+        """Write the current weights (+ tokenizer) to ``RUN_DIR/policy-sync/`` atomically
+        (temporary folder, rename) for rollout workers that build their own policy (Ray actors)."""
+        import shutil
+
+        from swetrain.train import distributed as dist
+
+        state = dist.full_state_dict(self.model, self.dist)
+        name = "policy-sync"
+        out = self.run_dir / name
+        tmp = self.run_dir / f".{name}.{os.getpid()}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        self._unwrapped().save_pretrained(tmp, state_dict=state, safe_serialization=True)
+        self.tokenizer.save_pretrained(tmp)
+        old = self.run_dir / f".{name}.old.{os.getpid()}"
+        if out.exists():
+            os.replace(out, old)
+        os.replace(tmp, out)
+        shutil.rmtree(old, ignore_errors=True)
+        return out
 
     def _require_trajectories(self, report: Any, stored: int, step: int) -> None:
         """Raise :class:`NoTrajectoryError` when the step stored no trajectory (on every rank

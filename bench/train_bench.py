@@ -1,0 +1,150 @@
+"""Trainer benchmark: the trainer's update throughput against a bare training loop, and where an RL
+step's time goes.
+
+1. Update throughput. ``PolicyUpdater.update`` (the trainer's path: old log-probs recomputed,
+   micro-batches by padded-token budget, exact gradient accumulation, clipping, AdamW, scheduler)
+   runs on stored trajectories with synthetic non-zero advantages, so no row is skipped. A bare loop
+   then runs over the same model and the same micro-batches: forward, ``-(A·logp)`` token-mean,
+   backward, clip, AdamW. Both count trainable-token forwards+backwards per second. The trainer also
+   scores the old log-probs (one extra no-grad forward); that cost is part of its throughput.
+2. RL step split. From a run's ``metrics.jsonl`` (``time/rollout_s``, ``time/update_s``) and its
+   trajectories' timings: generation, tools, verifier and diff seconds summed over episodes.
+   Episodes run in parallel, so these sums can exceed the rollout wall time.
+
+Usage: python bench/train_bench.py --data RUN_DIR [--policy tiny-sft|PATH] [--repeats 2] [--json]
+(RUN_DIR: any ``swetrain train`` run, e.g. a ``swetrain experts`` phase's ``run/`` folder)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def _samples(run_dir):
+    from swetrain.rollout.store import TrajectoryStore
+    from swetrain.train.update import sample_from_trajectory
+
+    trajs = TrajectoryStore(run_dir).read_all()
+    if not trajs:
+        raise SystemExit(f"no trajectories in {run_dir}")
+    return [sample_from_trajectory(t, 1.0 if i % 2 == 0 else -1.0, 0.0) for i, t in enumerate(trajs)]
+
+
+def _model(path):
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    torch.manual_seed(0)
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+
+
+def trainer_update(path, samples, pad_id):
+    import torch
+
+    from swetrain.train.config import load_config
+    from swetrain.train.update import PolicyUpdater, cosine_with_warmup
+
+    cfg = load_config("grpo", overrides=["optim.skip_zero_advantage=false", "algo.runtime_penalty=false"])
+    model = _model(path)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.optim.lr)
+    upd = PolicyUpdater(model, opt, cosine_with_warmup(opt, 0, 10, 0.1), cfg.algo, cfg.optim, pad_id=pad_id)
+    t0 = time.perf_counter()
+    upd.update(samples, torch.Generator().manual_seed(0))
+    return time.perf_counter() - t0, cfg.optim.micro_batch_tokens
+
+
+def bare_update(path, samples, pad_id, micro_batch_tokens):
+    import torch
+
+    from swetrain.train.batch import collate, plan_micro_batches, token_logprobs
+
+    model = _model(path)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    n_tok = sum(s.n_trainable for s in samples)
+    t0 = time.perf_counter()
+    model.train()
+    opt.zero_grad(set_to_none=True)
+    for micro in plan_micro_batches([len(s.token_ids) for s in samples], micro_batch_tokens):
+        b = collate([samples[i] for i in micro], pad_id)
+        adv = torch.zeros_like(b.loss_mask, dtype=torch.float32)
+        for j, i in enumerate(micro):
+            adv[j, : len(samples[i].token_ids)] = float(samples[i].advantage)
+        logp = token_logprobs(model, b.input_ids, b.attention_mask, b.loss_mask).float()
+        (-(adv * logp * b.loss_mask).sum() / n_tok).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    return time.perf_counter() - t0
+
+
+def step_split(run_dir):
+    from swetrain.rollout.store import TrajectoryStore
+
+    rows = [json.loads(x) for x in open(os.path.join(run_dir, "metrics.jsonl")) if x.strip()]
+    trajs = TrajectoryStore(run_dir).read_all()
+    sums = {}
+    for t in trajs:
+        for k, v in (t.timings or {}).items():
+            sums[k] = sums.get(k, 0.0) + float(v)
+    return {
+        "steps": len(rows),
+        "rollout_s": sum(r.get("time/rollout_s", 0.0) for r in rows),
+        "update_s": sum(r.get("time/update_s", 0.0) for r in rows),
+        "step_s": sum(r.get("time/step_s", 0.0) for r in rows),
+        "episode_sums_s": sums,
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--policy", default="tiny-sft")
+    ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    from transformers import AutoTokenizer
+
+    from swetrain.policy.spec import parse_policy_spec
+    from swetrain.policy.threads import configure_torch_threads, torch_threads, update_threads
+
+    configure_torch_threads()
+    path = parse_policy_spec(args.policy).model_path()
+    pad = AutoTokenizer.from_pretrained(path).pad_token_id or 0
+    samples = _samples(args.data)
+    n_tok = sum(s.n_trainable for s in samples)
+    n_all = sum(len(s.token_ids) for s in samples)
+    trainer_s, bare_s = [], []
+    with torch_threads(update_threads()):
+        for _ in range(args.repeats):
+            t, mbt = trainer_update(path, samples, pad)
+            trainer_s.append(t)
+            bare_s.append(bare_update(path, samples, pad, mbt))
+    out = {
+        "trajectories": len(samples),
+        "trainable_tokens": n_tok,
+        "tokens": n_all,
+        "trainer_s": min(trainer_s),
+        "bare_s": min(bare_s),
+        "trainer_tok_per_s": n_tok / min(trainer_s),
+        "bare_tok_per_s": n_tok / min(bare_s),
+        "trainer_vs_bare": min(bare_s) / min(trainer_s),
+        "step_split": step_split(args.data) if os.path.isfile(os.path.join(args.data, "metrics.jsonl")) else None,
+    }
+    print(f"update of {len(samples)} trajectories ({n_all} tokens, {n_tok} trainable), best of {args.repeats}:")
+    print(f"  trainer {out['trainer_s']:.2f} s ({out['trainer_tok_per_s']:.0f} tok/s)   bare loop {out['bare_s']:.2f} s "
+          f"({out['bare_tok_per_s']:.0f} tok/s)   trainer/bare throughput {100 * out['trainer_vs_bare']:.0f}%")
+    if out["step_split"]:
+        s = out["step_split"]
+        print(f"RL steps: {s['steps']}, rollout {s['rollout_s']:.1f} s, update {s['update_s']:.1f} s, step {s['step_s']:.1f} s;"
+              " episode sums: " + ", ".join(f"{k} {v:.1f}" for k, v in s["episode_sums_s"].items()))
+    if args.json:
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
