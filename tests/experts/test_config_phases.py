@@ -128,3 +128,31 @@ def test_balanced_stream_upsamples_routes():
     assert [t.route for t in s[:4]] in (["A", "B", "A", "B"], ["B", "A", "B", "A"])
     s = _balanced(pools, {"A": 3, "B": 1}, 0)
     assert [t.route for t in s].count("A") == 6 and [t.route for t in s].count("B") == 2
+
+
+def test_rl_phase_keeps_the_best_checkpoint(tmp_path, monkeypatch):
+    """Within an RL phase the model is the checkpoint with the best target-route score (ties: the later)."""
+    import swetrain.train.rl as rl
+
+    class FakeTrainer:
+        def __init__(self, config, run_dir, **kw):
+            self.run_dir = run_dir
+            self.steps = config.train.steps
+
+        def train(self):
+            for step in range(1, self.steps + 1):
+                d = self.run_dir / "checkpoints" / f"step-{step:08d}" / "model"
+                d.mkdir(parents=True)
+                (d / "config.json").write_text(json.dumps({"step": step}))
+            (self.run_dir / "metrics.jsonl").write_text("".join(json.dumps({"step": s}) + "\n" for s in range(1, self.steps + 1)))
+
+    monkeypatch.setattr(rl, "RLTrainer", FakeTrainer)
+    p = _pipe(tmp_path, "experts.rl.steps=3", "experts.rl.save_every=1")
+    scores = {1: 0.5, 2: 1.0, 3: 1.0}
+    monkeypatch.setattr(p, "evaluate", lambda model, tasks, out: {"t": scores[json.loads((model / "config.json").read_text())["step"]]})
+    tmp = tmp_path / "phase"
+    tmp.mkdir()
+    info = p.rl_phase(tmp, "x", tmp_path, [], ["t"], p.cfg.experts.rl)
+    assert info["candidates"] == {1: 0.5, 2: 1.0, 3: 1.0} and info["best_step"] == 3 and info["score"] == 1.0
+    assert json.loads((tmp / "model" / "config.json").read_text())["step"] == 3
+    assert not (tmp / "run" / "checkpoints").exists()
