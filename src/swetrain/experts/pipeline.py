@@ -479,7 +479,8 @@ class ExpertsPipeline:
         for d in sorted(root.iterdir(), key=_phase_order):
             info = json.loads((d / "phase.json").read_text()) if (d / "phase.json").is_file() else {}
             if info.get("score") is not None:
-                out.append({"phase": d.name, "stage": info.get("stage", d.name), "score": info["score"]})
+                out.append({"phase": d.name, "stage": info.get("stage", d.name), "score": info["score"],
+                            "skipped": bool(info.get("skipped"))})
         return out
 
     def paired(self, route: str) -> dict[str, Any]:
@@ -542,14 +543,12 @@ def _phase_order(d: Path) -> tuple[int, int, str]:
     name = d.name
     if name == "base-mastery":
         return (-1, 0, name)
-    order = ["rl", "refresh-rl", "sft", "refresh-sft", "expand"]
     head, _, tail = name.partition("-")
     try:
         r = int(head[1:])
     except ValueError:
         return (99, 0, name)
     idx = {"rl": 5 if r > 0 else 0, "refresh-rl": 1, "sft": 2, "refresh-sft": 3, "expand": 4}.get(tail, 9)
-    del order
     return (r, idx, name)
 
 

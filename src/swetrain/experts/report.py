@@ -186,7 +186,9 @@ def write_markdown(report: dict[str, Any], path: Path, plots: list[Path], cfg: A
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "## Expert stages (target-route score, %)", ""]
     for r, stages in (report.get("stages") or {}).items():
-        lines.append(f"- expert {r}: " + ", ".join(f"{s['stage']} {_pct(s['score'])}" for s in stages))
+        lines.append(f"- expert {r}: " + ", ".join(
+            f"{s['stage']} {_pct(s['score'])}" + (" (skipped: nothing to replay, model unchanged)" if s.get("skipped") else "")
+            for s in stages))
     lines += ["", "## Paired mastery (improved / unchanged / regressed instances)", ""]
     for r, pm in (report.get("paired_mastery") or {}).items():
         for key, c in pm.items():
