@@ -143,3 +143,43 @@ def test_config_accepts_registry_names_only():
         assert load_config("grpo", overrides=["algo.policy_loss=test-only-loss"]).algo.policy_loss == "test-only-loss"
     finally:
         POLICY_LOSSES._fns.pop("test-only-loss", None)
+
+
+def test_registered_loss_gets_its_own_parameter_model(tiny_path, tokenizer):
+    """A new loss with its own knobs: one decorated function + a parameter model, no trainer change."""
+    from pydantic import BaseModel, ConfigDict, Field
+
+    from swetrain.algos.losses import POLICY_LOSSES, TokenBatch, agg_loss, register_policy_loss
+    from swetrain.train.config import LOSS_PARAMS, register_loss_params
+
+    seen = {}
+
+    @register_policy_loss("test-scaled-pg")
+    def _loss(logp, logp_old, advantages, mask, *, logp_behavior=None, segment_ids=None, agg=None, loss_norm=None, scale=1.0):
+        seen["scale"] = scale
+        tb = TokenBatch(logp, None, advantages, mask, require_old=False)
+        return agg_loss(-scale * tb.adv * tb.logp, tb.mask, agg or "token-mean", segment_ids, loss_norm), {}
+
+    @register_loss_params("test-scaled-pg")
+    class _Params(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        scale: float = Field(default=1.0, gt=0)
+
+    try:
+        with pytest.raises(ConfigError, match=r"algo.params.scale: .*greater than 0"):
+            load_config("grpo", overrides=["algo.policy_loss=test-scaled-pg", "algo.params.scale=-1"])
+        with pytest.raises(ConfigError, match=r"algo.params.scal: unknown key"):
+            load_config("grpo", overrides=["algo.policy_loss=test-scaled-pg", "algo.params.scal=2"])
+        with pytest.raises(ConfigError, match=r"algo.params: policy loss 'clipped' has no parameter model"):
+            load_config("grpo", overrides=["algo.params.scale=2"])
+        cfg = load_config("grpo", overrides=["algo.policy_loss=test-scaled-pg", "algo.params.scale=2.5", "optim.lr=0.001"])
+        traj = make_trajectory(tokenizer, TOOLS, "t1", fix_turns("return a < b"), resolved=True)
+        sample = sample_from_trajectory(traj, 1.0, 1.0)
+        model = _model(tiny_path)
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.optim.lr)
+        upd = PolicyUpdater(model, opt, None, cfg.algo, cfg.optim, pad_id=tokenizer.pad_token_id)
+        upd.update([sample], torch.Generator().manual_seed(0))
+        assert seen["scale"] == 2.5
+    finally:
+        POLICY_LOSSES._fns.pop("test-scaled-pg", None)
+        LOSS_PARAMS.pop("test-scaled-pg", None)

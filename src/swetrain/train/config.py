@@ -102,6 +102,34 @@ class MopdConfig(_Section):
     teachers: dict[str, str] = Field(default_factory=dict)  # route -> model folder
 
 
+#: policy loss name -> pydantic model of its parameters (``algo.params``); see :func:`register_loss_params`
+LOSS_PARAMS: dict[str, type[BaseModel]] = {}
+#: losses whose parameters are the built-in ``algo`` keys (clipped, minirl) or section (mopd)
+BUILTIN_LOSS_KEYS = {"clipped": ("clip_low", "clip_high"), "minirl": ("tis_cap", "eps_low", "eps_high"), "mopd": ()}
+
+
+def register_loss_params(name: str):
+    """Class decorator: the parameter model of policy loss ``name``. ``algo.params`` is validated
+    against it (errors name ``algo.params.KEY``) and passed to the loss as keyword arguments, so a
+    new loss with its own knobs is a decorated function plus this model; no trainer change."""
+
+    def deco(model: type[BaseModel]) -> type[BaseModel]:
+        if name in BUILTIN_LOSS_KEYS:
+            raise ValueError(f"policy loss {name!r} takes the built-in algo keys; it cannot register a parameter model")
+        LOSS_PARAMS[name] = model
+        return model
+
+    return deco
+
+
+def loss_params(algo: Any) -> dict[str, Any]:
+    """Keyword arguments of ``algo.policy_loss`` besides the tensors (validated)."""
+    if algo.policy_loss in BUILTIN_LOSS_KEYS:
+        return {k: getattr(algo, k) for k in BUILTIN_LOSS_KEYS[algo.policy_loss]}
+    model = LOSS_PARAMS.get(algo.policy_loss)
+    return model.model_validate(algo.params).model_dump() if model is not None else {}
+
+
 def _registry_names(kind: str) -> list[str]:
     import swetrain.algos as algos
 
@@ -137,6 +165,24 @@ class AlgoConfig(_Section):
     eps_high: float = Field(default=0.28, ge=0.0)
     adv_eps: float = Field(default=1e-6, gt=0.0)
     mopd: MopdConfig = Field(default_factory=MopdConfig)  # parameters of policy_loss=mopd
+    params: dict[str, Any] = Field(default_factory=dict)  # parameters of a loss registered with register_loss_params
+
+    @model_validator(mode="after")
+    def _params_of_the_loss(self) -> AlgoConfig:
+        model = LOSS_PARAMS.get(self.policy_loss)
+        if model is None:
+            if self.params:
+                raise ValueError(f"algo.params: policy loss {self.policy_loss!r} has no parameter model "
+                                 f"(got {sorted(self.params)})")
+            return self
+        try:
+            model.model_validate(self.params)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(str(x) for x in err["loc"])
+            what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
+            raise ValueError(f"algo.params.{key}: {what} (policy loss {self.policy_loss!r})") from None
+        return self
 
     @field_validator("reward_scheme", "advantage", "policy_loss", "loss_agg")
     @classmethod

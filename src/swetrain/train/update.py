@@ -384,12 +384,11 @@ class PolicyUpdater:
         return batch
 
     def _loss_params(self) -> dict[str, float]:
-        a = self.algo
-        if a.policy_loss == "clipped":
-            return {"clip_low": a.clip_low, "clip_high": a.clip_high}
-        if a.policy_loss == "minirl":
-            return {"tis_cap": a.tis_cap, "eps_low": a.eps_low, "eps_high": a.eps_high}
-        return {}  # mopd (its parameters enter the advantages) and losses registered without extra knobs
+        from swetrain.train.config import loss_params
+
+        # clipped / minirl: their algo keys; mopd: none (they enter the advantages); a registered
+        # loss: its validated algo.params
+        return loss_params(self.algo)
 
 
 def sample_from_trajectory(traj: Any, advantage: float, reward: float = math.nan) -> TrainSample:
