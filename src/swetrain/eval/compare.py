@@ -48,7 +48,15 @@ def _staged(out: Path) -> Iterator[Path]:
 
 
 def _label(run: dict[str, Any], i: int) -> str:
-    return f"{chr(65 + i) if i < 26 else i}: {run['policy']} {run['mode']}/{run['context']}"
+    return f"{run.get('_name') or (chr(65 + i) if i < 26 else i)}: {run['policy']} {run['mode']}/{run['context']}"
+
+
+def _name_runs(runs: list[dict[str, Any]]) -> None:
+    """Call each run by its folder's name when those are distinct and short, else by its position (A, B, ...)."""
+    names = [Path(r["_path"]).parent.name for r in runs]
+    if len(set(names)) == len(names) and all(0 < len(n) <= 24 and ":" not in n for n in names):
+        for r, n in zip(runs, names):
+            r["_name"] = n
 
 
 def paired_differences(a: dict[str, Any], b: dict[str, Any], *, n: int = 10_000, seed: int = 0) -> list[dict[str, Any]]:
@@ -153,6 +161,7 @@ def compare_runs(paths: list[str | Path], out: str | Path, *, n_boot: int = 10_0
     if not paths:
         raise EvalError("compare needs at least one eval run")
     runs = [load_eval(p) for p in paths]
+    _name_runs(runs)
     base = runs[0]
     for r in runs[1:]:
         if sorted(r["tasks"]) != sorted(base["tasks"]):
@@ -191,8 +200,9 @@ def compare_runs(paths: list[str | Path], out: str | Path, *, n_boot: int = 10_0
             cells = [("—" if v is None else f"K={v['k']}: {v['tokens_per_task']:.0f}") for v in r["tokens_to_reach"].values()]
             lines.append(f"| {_label(r, i).split(':')[0]} | " + " | ".join(cells) + " |")
         if diffs:
-            lines += ["", f"## Paired differences vs run A (bootstrap over tasks, {n_boot} resamples, 95% interval)", "",
-                      "| run | k | A − run (pp) | 95% interval (pp) | tasks | seeds |", "|---|---:|---:|---|---:|---|"]
+            first = _label(base, 0).split(":")[0]
+            lines += ["", f"## Paired differences vs run {first} (bootstrap over tasks, {n_boot} resamples, 95% interval)", "",
+                      f"| run | k | {first} − run (pp) | 95% interval (pp) | tasks | seeds |", "|---|---:|---:|---|---:|---|"]
             for i, ds in diffs:
                 for d in ds:
                     lines.append(f"| {_label(runs[i], i).split(':')[0]} | {d['k']} | {100 * d['mean_diff']:+.1f} | "
