@@ -150,7 +150,7 @@ def test_compare_writes_markdown_and_plots(tmp_path):
     for name in ("resolved_at_k.png", "tokens.png", "feedback_vs_resample.png", "context_ablation.png"):
         assert (tmp_path / "C" / name).stat().st_size > 1000 and name in text
     diffs = paired_differences(load_eval(a), load_eval(b), n=500)
-    assert diffs[-1]["k"] == 3 and diffs[-1]["mean_diff"] == pytest.approx(11 / 12 - 3 / 12)  # A: 5/6 + 6/6 solved, B: 3/6 + 0/6
+    assert [d["k"] for d in diffs] == [1, 2, 3] and diffs[-1]["mean_diff"] == pytest.approx(11 / 12 - 3 / 12)  # A: 5/6 + 6/6 solved, B: 3/6 + 0/6
     assert "Paired differences vs run A" in text and "+66.7" in text
     assert "| P | `" in text and "| C | `" not in text  # rows named by their folders, not by position
 

@@ -60,7 +60,7 @@ def _name_runs(runs: list[dict[str, Any]]) -> None:
 
 
 def paired_differences(a: dict[str, Any], b: dict[str, Any], *, n: int = 10_000, seed: int = 0) -> list[dict[str, Any]]:
-    """Paired-bootstrap 95% intervals of ``a − b`` for Resolved@1 and Resolved@K (K shared by both)
+    """Paired-bootstrap 95% intervals of ``a − b`` for Resolved@1, @2 (the first retry) and @K (K shared by both)
     over the tasks both runs scored in every shared seed (seed 000, Table 14's paired bootstrap)."""
     from swetrain.eval.metrics import paired_bootstrap
 
@@ -84,7 +84,7 @@ def paired_differences(a: dict[str, Any], b: dict[str, Any], *, n: int = 10_000,
         raise EvalError("no task was scored by both runs in every shared seed")
     K = min(ya.shape[2], yb.shape[2])
     out = []
-    for k in sorted({1, K}):
+    for k in sorted({1, min(2, K), K}):
         sa = (ya[:, keep, :k] == 1).any(axis=2).astype(float)
         sb = (yb[:, keep, :k] == 1).any(axis=2).astype(float)
         ci = paired_bootstrap(sa, sb, n=n, seed=seed)
