@@ -13,7 +13,7 @@ import pytest
 
 TINY = [
     "pool.routes=[A, B]", "pool.train_per_route=1", "pool.eval_per_route=1", "mastery.rollouts=1",
-    "experts.rounds=1", "experts.max_rl_tasks=1", "experts.expand_extra=0", "experts.rl.steps=1",
+    "experts.rounds=1", "experts.final_repair=true", "experts.max_rl_tasks=1", "experts.expand_extra=0", "experts.rl.steps=1",
     "experts.rl.tasks_per_step=1", "experts.rl.group=1", "mopd.steps=1", "mopd.tasks_per_step=2",
     "baselines.enabled=true", "baselines.steps=1", "baselines.tasks_per_step=1", "baselines.group=1",
     "sampling.max_turns=2", "sampling.max_new_tokens=32", "sampling.workers=2", "eval.bootstrap=200",
@@ -57,8 +57,10 @@ def test_pipeline_killed_and_resumed(tmp_path):
     assert not list((out / ".tmp").iterdir())
     assert _rows(out / "baselines" / "pooled" / "run") == 1  # 1 step x 1 task x 1 chain: stored once
     for route in ("A", "B"):
-        for phase in ("base-mastery", "r0-rl", "r1-refresh-rl", "r1-sft", "r1-refresh-sft", "r1-expand", "r1-rl"):
+        for phase in ("base-mastery", "r0-rl", "r1-refresh-rl", "r1-sft", "r1-refresh-sft", "r1-expand", "r1-rl",
+                      "r2-refresh-rl", "r2-sft", "r2-refresh-sft"):  # r2: the final repair
             assert f"experts/{route}/{phase}" in done
+        assert f"experts/{route}/r2-expand" not in done
         assert (out / "experts" / route / "r1-rl" / "model" / "config.json").is_file()
         sft = json.loads((out / "experts" / route / "r1-refresh-sft" / "phase.json").read_text())
         assert set(sft["paired_rl_to_sft"]) == {"improved", "unchanged", "regressed"}

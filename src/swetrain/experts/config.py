@@ -95,6 +95,9 @@ class SFTPhaseConfig(_Section):
 
 class ExpertsSection(_Section):
     rounds: int = Field(default=1, ge=0)  # R refresh -> repair -> refresh -> expand -> RL rounds
+    # after the last RL phase, one more refresh -> Repair SFT -> refresh; the expert is that SFT
+    # model (paper 000: initial RL, SFT 1, expanded RL, SFT 2 with rounds=1)
+    final_repair: bool = False
     max_rl_tasks: int | None = Field(default=64, ge=1)  # size of each RL set (frontier + evidence)
     evidence_share: float = Field(default=0.25, ge=0.0, le=1.0)
     expand_extra: int = Field(default=8, ge=0)  # extra base-0/1 instances in the refresh pool
@@ -184,19 +187,28 @@ SMOKE: dict[str, Any] = {
     "eval": {"samples": 1, "bootstrap": 1000},
 }
 
+# paper 000's settings where its text gives them (Sec. 5): decoding T 1.0 / top-p 0.95 / top-k 20,
+# 150 agent actions, 25,600 output tokens per call, 131,072-token context; mastery from 4 rollouts;
+# stages initial RL, Repair SFT 1, expanded RL, Repair SFT 2 (rounds=1 + final_repair), ~5 SFT
+# epochs; MOPD 128 tasks x 1 trajectory per batch, lr 3e-6, weight decay 0.01, cosine without
+# warmup, grad-norm clip 20, lambda 1.25 with the ReLU gate, clip 5, seed 42; 3 evaluation rounds.
+# The RL phase sizes and learning rate (Table 6) are not in the text we have: the values below are
+# placeholders to set from Table 6.
 PAPER: dict[str, Any] = {
     "preset": "paper",
+    "seed": 42,
     "policy": "smollm2-sft",  # replace with your base checkpoint folder
-    "sampling": {"max_turns": 100, "max_new_tokens": 4096, "max_context_tokens": 65536, "temperature": 1.0,
-                 "top_p": 1.0, "workers": 64},
+    "sampling": {"max_turns": 150, "max_new_tokens": 25600, "max_context_tokens": 131072, "temperature": 1.0,
+                 "top_p": 0.95, "top_k": 20, "workers": 64},
     "mastery": {"rollouts": 4},
     "experts": {
-        "rounds": 2, "max_rl_tasks": 512, "expand_extra": 256,
+        "rounds": 1, "final_repair": True, "max_rl_tasks": 512, "expand_extra": 256,
         "rl": {"steps": 100, "tasks_per_step": 64, "group": 8, "lr": 1e-6, "save_every": 10},
-        "sft": {"budget": 2048, "epochs": 1, "lr": 1e-5},
+        "sft": {"budget": 2048, "epochs": 5, "lr": 1e-5},
     },
     "mopd": {"steps": 200, "tasks_per_step": 128, "group": 1, "lr": 3e-6, "weight_decay": 0.01,
-             "lam": 1.25, "gate": True, "clip": 5.0},
+             "lam": 1.25, "gate": True, "clip": 5.0,
+             "overrides": ["optim.grad_clip=20", "optim.warmup_steps=0", "train.precision=bf16"]},
     "baselines": {"enabled": True, "steps": 100, "tasks_per_step": 64, "group": 8, "lr": 1e-6},
     "eval": {"samples": 3},
 }

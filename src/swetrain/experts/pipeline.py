@@ -11,6 +11,8 @@ Phases (each an atomic run directory under ``DIR``, see :mod:`swetrain.experts.p
     experts/C/rK-refresh-sft      post-SFT mastery on the same set; paired before/after counts
     experts/C/rK-expand           refresh pool U (RL set + base 0/1 instances) -> next RL set
     experts/C/rK-rl               Agentic-miniRL from the SFT model; best checkpoint by C-score
+    (experts.final_repair: one more refresh -> Repair SFT -> refresh after the last RL; the expert is
+    then that SFT model, as in the paper's initial RL, SFT 1, expanded RL, SFT 2)
     mopd                          student from the base; routed frozen teachers + frozen reference
     eval/NAME                     every model on every route's evaluation set, same tasks and seeds
     report                        report.json, report.md, PNG plots (also copied to DIR/)
@@ -124,7 +126,7 @@ class ExpertsPipeline:
     def _policy(self, model: Path) -> Any:
         from swetrain.policy.hf import HFPolicy
 
-        return HFPolicy(model, device="cpu")
+        return HFPolicy(model)  # cuda when available, else cpu
 
     def tasks(self) -> dict[str, Any]:
         """instance_id -> Task (with the route of ``label/routes.json``)."""
@@ -192,7 +194,7 @@ class ExpertsPipeline:
             f"rollout.max_new_tokens={s.max_new_tokens}", f"rollout.max_context_tokens={s.max_context_tokens}",
             f"rollout.temperature={s.temperature}", f"rollout.top_p={s.top_p}", f"rollout.top_k={s.top_k}",
             f"rollout.workers={s.workers}", f"optim.lr={lr}", f"seed={self.cfg.seed}",
-            "logging.tensorboard=false", "logging.progress=false", "train.device=cpu",
+            "logging.tensorboard=false", "logging.progress=false",
         ]
         cfg = load_config(recipe, overrides=[*base, *extra, *user])
         return validate_config(cfg.model_dump(mode="json"))
@@ -355,7 +357,7 @@ class ExpertsPipeline:
 
         last = self.phases.run(f"{root}/r0-rl", rl0)
         last_mastery = "base-mastery"
-        for r in range(1, ex.rounds + 1):
+        for r in range(1, ex.rounds + 1 + int(ex.final_repair)):
             prev_rl = f"r{r - 1}-rl"
             model = self.model_dir(last["model"])
             rl_set = list(last["tasks"])
@@ -382,7 +384,7 @@ class ExpertsPipeline:
                 if not plan:
                     return {"model": last["model"], "samples": 0, "score": last.get("score"), "stage": f"repair SFT {r}",
                             "skipped": "no verified success in the RL phase: nothing to replay (model unchanged)"}
-                trainer = SFTTrainer.from_pretrained(model, SFTConfig(epochs=ex.sft.epochs, lr=ex.sft.lr, seed=cfg.seed), device="cpu")
+                trainer = SFTTrainer.from_pretrained(model, SFTConfig(epochs=ex.sft.epochs, lr=ex.sft.lr, seed=cfg.seed))
                 metrics = trainer.train([sample_for_sft(t) for t in plan])
                 trainer.save(tmp / "model")
                 scores = self.evaluate(tmp / "model", evals, tmp / "select")
@@ -404,6 +406,8 @@ class ExpertsPipeline:
                         "paired_base_to_sft": {k: len(v) for k, v in regressions(m, "base", sp).items()}}
 
             self.phases.run(f"{root}/r{r}-refresh-sft", refresh_sft)
+            if r > ex.rounds:  # the final repair (paper: T_c = π_SFT^(R)): no expand, no further RL
+                return sft_info["model"]
 
             def expand(tmp: Path, model=sft_model, rl_set=rl_set, r=r, sp=sft_phase) -> dict[str, Any]:
                 m = mastery_of(f"r{r}-refresh-sft")
