@@ -41,13 +41,40 @@ def read_label_rows(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[
 
 
 @label_app.command("audit")
-def audit(directory: Optional[Path] = typer.Option(None, "--dir", help="taxonomy folder (default: the packaged one)")) -> None:
-    """Structural audit: counts per axis, six-field decision records, unique names, L2 under declared L1."""
+def audit(
+    directory: Optional[Path] = typer.Option(None, "--dir", help="taxonomy folder (default: the packaged one)"),
+    labels: Optional[list[Path]] = typer.Option(None, "--labels", help="also check a labels file (label tasks output or corpus); repeatable"),
+) -> None:
+    """Structural audit: counts per axis, six-field decision records, unique names, L2 under declared L1.
+
+    With --labels FILE: every row of FILE against the taxonomy (unknown labels, L2 outside its L1,
+    missing rationales, provenance from another taxonomy version); one line per problem, exit 1.
+    """
     from rich.console import Console
     from rich.table import Table
 
-    from swetrain.label.taxonomy import audit_dir
+    from swetrain.label.taxonomy import Taxonomy, TaxonomyError, audit_dir
 
+    if labels:
+        from swetrain.label.audit import audit_labels_file
+
+        try:
+            tax = Taxonomy.load(directory)
+        except TaxonomyError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(1) from None
+        bad = 0
+        for path in labels:
+            problems = audit_labels_file(path, tax)
+            for p in problems:
+                typer.echo(f"VIOLATION: {p}", err=True)
+            bad += len(problems)
+            if not problems:
+                typer.echo(f"labels OK: {path}")
+        if bad:
+            typer.echo(f"labels audit FAILED: {bad} problem(s)", err=True)
+            raise typer.Exit(1)
+        return
     report = audit_dir(directory)
     console = Console()
     table = Table(title=f"taxonomy audit: {report.directory}")
@@ -68,13 +95,21 @@ def audit(directory: Optional[Path] = typer.Option(None, "--dir", help="taxonomy
 def tasks(
     in_path: Path = typer.Argument(..., help="JSONL with at least instance_id, repo, problem_statement per row"),
     out: Path = typer.Option(..., "--out", help="output JSONL (input rows + labels + route)"),
-    backend: str = typer.Option("offline", "--backend", help="offline | llm"),
-    no_embed: bool = typer.Option(False, "--no-embed", help="offline: decision-record signals only (no embedding model)"),
+    backend: str = typer.Option("offline", "--backend", help="offline (corpus-trained classifier) | heuristic | llm"),
+    no_embed: bool = typer.Option(False, "--no-embed", help="offline: rule-based decision-record signals only (no embedding model, no classifier)"),
+    heuristic: bool = typer.Option(False, "--heuristic", help="offline: the rule-based signals + embeddings labeler instead of the classifier"),
+    classifier: Optional[Path] = typer.Option(None, "--classifier", help="offline: model file from `swetrain label train` (default: the packaged one)"),
+    abstain: float = typer.Option(0.0, "--abstain", help="route -> null (unassigned) when its confidence is below this; 0 = never"),
     no_pool: bool = typer.Option(False, "--no-pool", help="do not pool Domain evidence over tasks of the same repository"),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="llm: OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1"),
     model: Optional[str] = typer.Option(None, "--model", help="llm: model name"),
     workers: int = typer.Option(4, "--workers", help="llm: concurrent requests"),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="llm: reply cache folder"),
+    prompt: str = typer.Option("full", "--prompt", help="llm: full (decision records) | compact (label names and glosses, for small models)"),
+    max_tokens: int = typer.Option(400, "--max-tokens", help="llm: generation budget per request"),
+    timeout: float = typer.Option(120.0, "--timeout", help="llm: seconds to wait for one reply"),
+    max_retries: int = typer.Option(3, "--max-retries", help="llm: corrections asked for after an invalid answer"),
+    keep_going: bool = typer.Option(False, "--keep-going", help="llm: a row without a valid answer is reported and left out (exit 1) instead of stopping the run"),
 ) -> None:
     """Label every valid row; rows lacking required fields are skipped and reported by line.
 
@@ -92,14 +127,18 @@ def tasks(
     for e in errors:
         typer.echo(f"skipped {e}", err=True)
     options: dict[str, Any] = {}
-    if backend == "offline":
+    if backend in ("offline", "heuristic"):
         options["use_embeddings"] = not no_embed
+        options["heuristic"] = heuristic or backend == "heuristic"
+        if classifier is not None:
+            options["model"] = classifier
     elif backend == "llm":
-        options.update(base_url=base_url, model=model, workers=workers, cache_dir=cache_dir)
+        options.update(base_url=base_url, model=model, workers=workers, cache_dir=cache_dir, prompt=prompt, max_tokens=max_tokens, timeout=timeout,
+                       max_retries=max_retries)
     else:
-        raise typer.BadParameter(f"--backend must be 'offline' or 'llm', got {backend!r}")
+        raise typer.BadParameter(f"--backend must be 'offline', 'heuristic' or 'llm', got {backend!r}")
     try:
-        labeler = Labeler(backend, pool_repositories=not no_pool, **options)
+        labeler = Labeler(backend, pool_repositories=not no_pool, abstain=abstain, **options)
     except Exception as exc:  # noqa: BLE001 - configuration errors are reported, not raised
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -107,17 +146,32 @@ def tasks(
     with Progress(TextColumn("labeling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=False) as bar:
         task = bar.add_task("label", total=2 * len(rows))
         try:
-            labeled = labeler.label_rows(rows, progress=lambda n: bar.advance(task, n))
+            if keep_going and backend == "llm":
+                labeled = []
+                for line_no, row in good:
+                    done = [0]
+
+                    def step(n: int) -> None:
+                        done[0] += n
+                        bar.advance(task, n)
+
+                    try:
+                        labeled += labeler.label_rows([row], progress=step)
+                    except LLMError as exc:
+                        errors.append(f"{in_path}:{line_no}: no label: {exc}")
+                        typer.echo(f"skipped {errors[-1]}", err=True)
+                        bar.advance(task, 2 - done[0])
+            else:
+                labeled = labeler.label_rows(rows, progress=lambda n: bar.advance(task, n))
         except LLMError as exc:  # endpoint down or never valid: say so; finished replies stay cached
             typer.echo(f"error: {exc} (nothing written to {out}; replies already received are cached, rerun to resume)", err=True)
             raise typer.Exit(1) from None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for r in labeled:
-            fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-    tmp.replace(out)
-    typer.echo(f"labeled {len(labeled)} row(s) -> {out}" + (f"; skipped {len(errors)} row(s) (see above)" if errors else ""))
+    from swetrain.label.io import atomic_write_text
+
+    atomic_write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in labeled))
+    stats = getattr(labeler.backend, "stats", None)
+    typer.echo(f"labeled {len(labeled)} row(s) -> {out}" + (f"; skipped {len(errors)} row(s) (see above)" if errors else "")
+               + (f"; llm {stats}" if stats else ""))
     if errors:
         raise typer.Exit(1)
 
@@ -127,9 +181,20 @@ def report(
     path: Path = typer.Argument(..., help="labeled JSONL written by `swetrain label tasks`"),
     markdown: bool = typer.Option(False, "--markdown", help="print Markdown tables instead of rich tables"),
     as_json: bool = typer.Option(False, "--json", help="print the distributions as JSON"),
+    gold: Optional[Path] = typer.Option(None, "--gold", help="gold labels (e.g. the corpus): also plot confusion matrices and the abstain curve"),
+    plots: Optional[Path] = typer.Option(None, "--plots", help="folder for the PNG plots (with --gold)"),
 ) -> None:
-    """Label distribution per axis and per route (like the paper's Table 2)."""
+    """Label distribution per axis and per route (like the paper's Table 2).
+
+    With --gold GOLD --plots DIR: confusion matrices per axis and the abstain coverage/accuracy
+    curve of PATH against GOLD, as PNG files in DIR.
+    """
     from swetrain.label import report as rep
+
+    if gold is not None:
+        from swetrain.label.cli_eval import plot_against_gold
+
+        plot_against_gold(gold, path, plots or path.parent / f"{path.stem}_plots")
 
     if not path.exists():
         typer.echo(f"error: {path}: file does not exist", err=True)
@@ -160,6 +225,9 @@ def report(
         console = Console()
         for t in rep.rich_tables(dist):
             console.print(t)
+
+
+from swetrain.label import cli_eval as _cli_eval  # noqa: E402,F401 - registers corpus/train/eval on label_app
 
 
 def register(app: typer.Typer) -> None:

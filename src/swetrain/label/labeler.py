@@ -30,16 +30,29 @@ class Backend(Protocol):
 
 
 def make_backend(name: str, taxonomy: Taxonomy, **options: Any) -> Backend:
-    """``offline`` (options: use_embeddings) or ``llm`` (options: see :class:`LLMBackend`)."""
-    if name == "offline":
+    """``offline``, ``heuristic`` or ``llm``.
+
+    ``offline`` is the corpus-trained classifier (:class:`~swetrain.label.learned.LearnedBackend`,
+    options: model, pool) unless ``heuristic=True`` or ``use_embeddings=False`` (then the rule-based
+    :class:`~swetrain.label.offline.OfflineBackend`, options: use_embeddings); ``heuristic`` is the
+    rule-based one; ``llm``: see :class:`LLMBackend`.
+    """
+    heuristic = bool(options.pop("heuristic", False)) or name == "heuristic"
+    if name in ("offline", "heuristic") and (heuristic or options.get("use_embeddings") is False):
         from swetrain.label.offline import OfflineBackend
 
+        options = {k: v for k, v in options.items() if k in ("use_embeddings", "embedder")}
         return OfflineBackend(taxonomy, **options)
+    if name == "offline":
+        from swetrain.label.learned import LearnedBackend
+
+        options.pop("use_embeddings", None)
+        return LearnedBackend(taxonomy, **options)
     if name == "llm":
         from swetrain.label.llm import LLMBackend
 
         return LLMBackend(taxonomy, **options)
-    raise ValueError(f"unknown labeler backend {name!r}; expected 'offline' or 'llm'")
+    raise ValueError(f"unknown labeler backend {name!r}; expected 'offline', 'heuristic' or 'llm'")
 
 
 class Labeler:
@@ -51,8 +64,21 @@ class Labeler:
         self.pool_repositories = pool_repositories
         self.pool_threshold = 1.0
         self.pool_weight = 2.0
+        self.abstain = float(options.pop("abstain", 0.0) or 0.0)
         self.backend: Backend = make_backend(backend, self.taxonomy, **options) if isinstance(backend, str) else backend
-        self.batch_size = batch_size
+        self.batch_size = 10**9 if getattr(self.backend, "batch_all", False) else batch_size
+        if getattr(self.backend, "batch_all", False) and hasattr(self.backend, "pool"):
+            self.backend.pool = pool_repositories  # the backend pools inside its model
+        self.last_confidence: list[dict[str, float] | None] = []
+
+    def provenance(self) -> dict[str, Any]:
+        """Backend and version, model / prompt hashes, taxonomy hash, time (one record per labels file)."""
+        from swetrain.label.provenance import provenance
+
+        rec = provenance(self.backend, self.taxonomy)
+        if self.abstain:
+            rec["abstain_threshold"] = self.abstain
+        return rec
 
     def _assemble(self, ev: Evidence, s1: Stage1, s2: Stage2) -> Labels:
         d_rat = f"{s1.domain_rationale} | {s2.domain_rationale}"
@@ -111,10 +137,14 @@ class Labeler:
         if self.pool_repositories:
             self._pool_repositories(evs, s1)
         out: list[Labels] = []
+        self.last_confidence = []
         for start in range(0, len(evs), self.batch_size):
             batch = evs[start : start + self.batch_size]
             s2 = self.backend.stage2(batch, s1[start : start + self.batch_size])
             out += [self._assemble(e, a, b) for e, a, b in zip(batch, s1[start : start + self.batch_size], s2)]
+            for a, b in zip(s1[start : start + self.batch_size], s2):
+                conf = {**(a.confidence or {}), **(b.confidence or {})}
+                self.last_confidence.append(conf or None)
             if progress is not None:
                 progress(len(batch))
         return out
@@ -123,10 +153,25 @@ class Labeler:
         return self.label_evidence([evidence])[0]
 
     def label_rows(self, rows: Iterable[Mapping[str, Any]], progress: Callable[[int], None] | None = None) -> list[dict[str, Any]]:
-        """Issue–change rows -> the same rows with ``labels`` and ``route`` added."""
+        """Issue–change rows -> the same rows with ``labels``, ``route``, ``label_confidence`` (when the
+        backend gives confidences; the route is null when its confidence is under the abstain
+        threshold) and ``label_provenance`` added."""
         rows = list(rows)
         labels = self.label_evidence([from_issue_change(r) for r in rows], progress)
-        return [{**r, "labels": lb.to_dict(), "route": route_of(lb.domain.l1)} for r, lb in zip(rows, labels)]
+        prov = self.provenance()
+        out = []
+        for r, lb, conf in zip(rows, labels, self.last_confidence):
+            row = {**r, "labels": lb.to_dict(), "route": route_of(lb.domain.l1)}
+            if conf is not None:
+                row["label_confidence"] = {k: round(v, 4) for k, v in conf.items()}
+                low = sorted(k for k, v in conf.items() if v < self.abstain)
+                if low:
+                    row["label_abstained"] = low
+                if "route" in low:
+                    row["route"] = None
+            row["label_provenance"] = dict(prov)
+            out.append(row)
+        return out
 
     def label_trajectories(self, trajectories: Iterable[Any], progress: Callable[[int], None] | None = None) -> list[Labels]:
         return self.label_evidence([from_trajectory(t) for t in trajectories], progress)

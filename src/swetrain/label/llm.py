@@ -32,20 +32,87 @@ from swetrain.label.taxonomy import SEMANTIC_AXES, SCALE_DIMENSIONS, UNSPECIFIED
 
 PROMPT_VERSION = "label-v1"
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.M)
+_EXAMPLE_ISSUE = ("Repository: example/webapp (Python)\nIssue: Login view crashes with TypeError when the session cookie is "
+                  "missing.\nChanged files: webapp/views/auth.py (+3/-1 lines)")
+_PROBE = Evidence(kind="issue_change", instance_id="probe", repo="probe/probe", statement="probe")
 
 
 class LLMError(RuntimeError):
     """The endpoint failed or never returned a valid answer; names the instance and the problems."""
 
 
+def repair_json(text: str) -> dict[str, Any] | None:
+    """Best-effort parse of a model's JSON object: code fences, prose around it, single quotes,
+    Python literals, trailing commas and unclosed braces/brackets/strings are repaired."""
+    text = _FENCE.sub("", text.strip()).strip()
+    start = text.find("{")
+    if start < 0:
+        return None
+    body = text[start:]
+    candidates = [body]
+    end = body.rfind("}")
+    if end >= 0:
+        candidates.insert(0, body[: end + 1])
+    for cand in candidates:
+        for fixed in (cand, _repair(cand)):
+            try:
+                obj = json.loads(fixed)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                return obj
+    return None
+
+
+def _repair(text: str) -> str:
+    if '"' not in text and "'" in text:
+        text = text.replace("'", '"')
+    text = re.sub(r"\bTrue\b", "true", re.sub(r"\bFalse\b", "false", re.sub(r"\bNone\b", "null", text)))
+    text = re.sub(r",\s*([}\]])", r"\1", text)
+    stack: list[str] = []
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            esc = (ch == "\\") and not esc
+            if ch == '"' and not esc:
+                in_str = False
+            continue
+        if ch == '"':
+            in_str = True
+        elif ch in "{[":
+            stack.append("}" if ch == "{" else "]")
+        elif ch in "}]" and stack:
+            stack.pop()
+    if in_str:
+        text += '"'
+    text = re.sub(r",\s*$", "", text)
+    return text + "".join(reversed(stack))
+
+
+def _norm(value: str) -> str:
+    return re.sub(r"[\s_-]+", "_", value.strip().lower())
+
+
+def snap(value: Any, allowed: Any) -> Any:
+    """An allowed label equal to ``value`` up to case and ``-``/``_``/space separators (else value)."""
+    if not isinstance(value, str):
+        return value
+    if value in allowed:
+        return value
+    table = {_norm(a): a for a in allowed}
+    return table.get(_norm(value), value)
+
+
 class LLMBackend:
     """Two-stage annotation through an OpenAI-compatible ``/chat/completions`` endpoint."""
 
     name = "llm"
+    version = PROMPT_VERSION
 
     def __init__(self, taxonomy: Taxonomy, base_url: str | None = None, model: str | None = None, api_key: str | None = None,
                  cache_dir: str | Path | None = None, max_retries: int = 3, workers: int = 4, timeout: float = 120.0,
-                 temperature: float = 0.0, json_mode: bool = True):
+                 temperature: float = 0.0, json_mode: bool = True, max_tokens: int | None = 400, connect_retries: int = 3,
+                 prompt: str = "full"):
         self.taxonomy = taxonomy
         self.base_url = (base_url or os.environ.get("SWETRAIN_LABEL_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or "").rstrip("/")
         if not self.base_url:
@@ -63,11 +130,70 @@ class LLMBackend:
         self.timeout = timeout
         self.temperature = temperature
         self.json_mode = json_mode
-        self.stats = {"requests": 0, "invalid": 0, "cache_hits": 0}
+        self.max_tokens = max_tokens
+        self.connect_retries = connect_retries
+        if prompt not in ("full", "compact"):
+            raise ValueError(f"prompt must be 'full' or 'compact', got {prompt!r}")
+        self.prompt = prompt
+        self.stats = {"requests": 0, "invalid": 0, "cache_hits": 0, "repaired": 0}
+        self._prompt_key = self.prompt_hash()
         self._stats_lock = threading.Lock()
 
     # ---- prompts ------------------------------------------------------------------------------
+    @staticmethod
+    def _compact_evidence(ev: Evidence) -> str:
+        files = ", ".join((ev.stats.files + ev.stats.test_files)[:8])
+        lines = [f"Repository: {ev.repo}" + (f" ({ev.language})" if ev.language else "")]
+        if ev.has_metadata:
+            lines.append(f"Description: {ev.description[:200]}")
+        lines.append(f"Issue: {ev.statement[:900]}")
+        if files:
+            lines.append(f"Changed files: {files} (+{ev.stats.added}/-{ev.stats.removed} lines)")
+        return "\n".join(lines)
+
+    @staticmethod
+    def _gloss(text: str, words: int = 8) -> str:
+        parts = text.split()
+        return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
+
+    def _stage1_compact(self, ev: Evidence) -> list[dict[str, str]]:
+        tx = self.taxonomy
+        lines = ["You annotate software-engineering tasks (compact prompt). Answer with ONE JSON object and nothing else."]
+        for axis in SEMANTIC_AXES:
+            lines.append(f"{axis}_l1 is one of:")
+            lines += [f"- {f.name}: {self._gloss(f.description)}" for f in tx.families(axis).values()]
+        aux = tx.aux
+        lines += [f"code_language is one of: {', '.join(aux.code_languages)}",
+                  f"task_spec_type is one of: {', '.join(aux.task_spec_types)}",
+                  f"dependency_context is one of: {', '.join(aux.dependency_contexts)}",
+                  'Reply as {"task_type_l1": "...", "domain_l1": "...", "code_language": "...", "task_spec_type": "...", "dependency_context": "..."}']
+        example = {"task_type_l1": "bug-fix", "domain_l1": "web_backend", "code_language": "python", "task_spec_type": "specific",
+                   "dependency_context": "codebase"}
+        return [{"role": "system", "content": "\n".join(lines)},
+                {"role": "user", "content": _EXAMPLE_ISSUE}, {"role": "assistant", "content": json.dumps(example)},
+                {"role": "user", "content": self._compact_evidence(ev)}]
+
+    def _stage2_compact(self, ev: Evidence, s1: Stage1) -> list[dict[str, str]]:
+        tx = self.taxonomy
+        lines = ["You refine a software-engineering task annotation (compact prompt). Answer with ONE JSON object and nothing else."]
+        for axis, l1 in (("task_type", s1.task_type_l1), ("domain", s1.domain_l1)):
+            kids = tx.family(axis, l1).child_names
+            lines.append(f"{axis} L1 = {l1}. {axis}_l2 is a list of 1-3 of: {', '.join(kids) if kids else ''}"
+                         + (" or " if kids else "") + f"[\"{UNSPECIFIED}\"]")
+        for dim in SCALE_DIMENSIONS:
+            lines.append(f"{dim} is one of: {', '.join(tx.levels(dim))}")
+        lines.append('Reply as {"task_type_l2": ["..."], "domain_l2": ["..."], "scope": "...", "complexity": "...", "time": "..."}')
+        kids = (tx.family("task_type", s1.task_type_l1).child_names or (UNSPECIFIED,))[:1]
+        dkids = (tx.family("domain", s1.domain_l1).child_names or (UNSPECIFIED,))[:1]
+        example = {"task_type_l2": list(kids), "domain_l2": list(dkids), "scope": "single_file", "complexity": "local_reasoning",
+                   "time": "small_1h"}
+        return [{"role": "system", "content": "\n".join(lines)},
+                {"role": "user", "content": _EXAMPLE_ISSUE}, {"role": "assistant", "content": json.dumps(example)},
+                {"role": "user", "content": self._compact_evidence(ev)}]
+
     def stage1_messages(self, ev: Evidence) -> list[dict[str, str]]:
+        if self.prompt == "compact":
+            return self._stage1_compact(ev)
         tx = self.taxonomy
         lines = ["You annotate software-engineering tasks. Answer with ONE JSON object and nothing else.", ""]
         for axis in SEMANTIC_AXES:
@@ -89,6 +215,8 @@ class LLMBackend:
         return [{"role": "system", "content": "\n".join(lines)}, {"role": "user", "content": ev.render()}]
 
     def stage2_messages(self, ev: Evidence, s1: Stage1) -> list[dict[str, str]]:
+        if self.prompt == "compact":
+            return self._stage2_compact(ev, s1)
         tx = self.taxonomy
         lines = ["You refine a software-engineering task annotation. Answer with ONE JSON object and nothing else.", ""]
         for axis, l1 in (("task_type", s1.task_type_l1), ("domain", s1.domain_l1)):
@@ -109,9 +237,42 @@ class LLMBackend:
                      '"scope": ..., "complexity": ..., "time": ..., "scale_rationale": ...}')
         return [{"role": "system", "content": "\n".join(lines)}, {"role": "user", "content": ev.render()}]
 
+    def prompt_hash(self) -> str:
+        """SHA-256 (16 hex) of the prompt templates: the stage-1 system prompt and the stage-2 prompt
+        code, with the prompt version; a changed prompt gives a different hash (and cache keys)."""
+        import inspect
+
+        parts = [PROMPT_VERSION, self.prompt, self.stage1_messages(_PROBE)[0]["content"], inspect.getsource(type(self).stage2_messages),
+                 inspect.getsource(type(self)._stage2_compact)]
+        return hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:16]
+
+    def provenance(self) -> dict[str, Any]:
+        return {"model": self.model, "base_url": self.base_url, "prompt_version": PROMPT_VERSION, "prompt": self.prompt, "prompt_sha256": self.prompt_hash(),
+                "temperature": self.temperature, "max_retries": self.max_retries}
+
     # ---- validation ---------------------------------------------------------------------------
+    def _snap_stage1(self, obj: dict[str, Any]) -> None:
+        tx = self.taxonomy
+        for key, allowed in (("task_type_l1", tx.families("task_type")), ("domain_l1", tx.families("domain")),
+                             ("code_language", tx.aux.code_languages), ("task_spec_type", tx.aux.task_spec_types),
+                             ("dependency_context", tx.aux.dependency_contexts)):
+            obj[key] = snap(obj.get(key), allowed)
+
+    def _snap_stage2(self, obj: dict[str, Any], s1: Stage1) -> None:
+        tx = self.taxonomy
+        for axis, l1 in (("task_type", s1.task_type_l1), ("domain", s1.domain_l1)):
+            value = obj.get(f"{axis}_l2")
+            allowed = (*tx.family(axis, l1).child_names, UNSPECIFIED)
+            if isinstance(value, str):
+                value = [value]
+            if isinstance(value, list):
+                obj[f"{axis}_l2"] = [snap(v.split(".", 1)[1] if isinstance(v, str) and v.startswith(l1 + ".") else v, allowed) for v in value]
+        for dim in SCALE_DIMENSIONS:
+            obj[dim] = snap(obj.get(dim), tx.levels(dim))
+
     def check_stage1(self, obj: dict[str, Any]) -> list[str]:
         tx = self.taxonomy
+        self._snap_stage1(obj)
         problems = []
         for key, allowed in (("task_type_l1", tx.families("task_type")), ("domain_l1", tx.families("domain")),
                              ("code_language", tx.aux.code_languages), ("task_spec_type", tx.aux.task_spec_types),
@@ -122,6 +283,7 @@ class LLMBackend:
 
     def check_stage2(self, obj: dict[str, Any], s1: Stage1) -> list[str]:
         tx = self.taxonomy
+        self._snap_stage2(obj, s1)
         problems = []
         for axis, l1 in (("task_type", s1.task_type_l1), ("domain", s1.domain_l1)):
             value = obj.get(f"{axis}_l2")
@@ -148,6 +310,8 @@ class LLMBackend:
     # ---- transport ----------------------------------------------------------------------------
     def _post(self, messages: list[dict[str, str]]) -> str:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}
+        if self.max_tokens:
+            body["max_tokens"] = self.max_tokens
         if self.json_mode:
             body["response_format"] = {"type": "json_object"}
         headers = {"Content-Type": "application/json"}
@@ -155,27 +319,28 @@ class LLMBackend:
             headers["Authorization"] = f"Bearer {self.api_key}"
         req = urllib.request.Request(f"{self.base_url}/chat/completions", data=json.dumps(body).encode(), headers=headers, method="POST")
         delay = 0.5
-        for attempt in range(4):
+        tries = self.connect_retries + 1
+        for attempt in range(tries):
             self._count("requests")
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                     payload = json.loads(resp.read().decode("utf-8"))
                 return payload["choices"][0]["message"]["content"] or ""
             except urllib.error.HTTPError as exc:
-                if exc.code in (429, 500, 502, 503, 504) and attempt < 3:
+                if exc.code in (429, 500, 502, 503, 504) and attempt < tries - 1:
                     time.sleep(delay)
                     delay *= 2
                     continue
                 raise LLMError(f"{self.base_url}: HTTP {exc.code}: {exc.read()[:300]!r}") from None
             except urllib.error.URLError as exc:
-                if attempt < 3:
+                if attempt < tries - 1:
                     time.sleep(delay)
                     delay *= 2
                     continue
                 raise LLMError(f"{self.base_url}: cannot reach the endpoint: {exc.reason}") from None
             except (TimeoutError, ConnectionError, http.client.HTTPException) as exc:
                 # raised while waiting for or reading the response (urllib wraps only the sending)
-                if attempt < 3:
+                if attempt < tries - 1:
                     time.sleep(delay)
                     delay *= 2
                     continue
@@ -185,23 +350,20 @@ class LLMBackend:
                 raise LLMError(f"{self.base_url}: not an OpenAI chat completion response ({exc!r})") from None
         raise LLMError(f"{self.base_url}: endpoint kept failing")
 
-    @staticmethod
-    def _parse(text: str) -> dict[str, Any] | None:
-        text = _FENCE.sub("", text.strip()).strip()
+    def _parse(self, text: str) -> dict[str, Any] | None:
         try:
-            obj = json.loads(text)
+            obj = json.loads(_FENCE.sub("", text.strip()).strip())
+            if isinstance(obj, dict):
+                return obj
         except json.JSONDecodeError:
-            m = re.search(r"\{.*\}", text, re.S)
-            if not m:
-                return None
-            try:
-                obj = json.loads(m.group(0))
-            except json.JSONDecodeError:
-                return None
-        return obj if isinstance(obj, dict) else None
+            pass
+        obj = repair_json(text)
+        if obj is not None:
+            self._count("repaired")
+        return obj
 
     def _ask(self, key_parts: list[str], messages: list[dict[str, str]], check, where: str) -> dict[str, Any]:
-        key = hashlib.sha256("\x00".join([self.model, PROMPT_VERSION, *key_parts]).encode("utf-8")).hexdigest()
+        key = hashlib.sha256("\x00".join([self.model, PROMPT_VERSION, self._prompt_key, *key_parts]).encode("utf-8")).hexdigest()
         path = self.cache_dir / f"{key}.json"
         if path.exists():
             try:

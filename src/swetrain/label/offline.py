@@ -51,6 +51,7 @@ class Stage1:
     domain_rationale: str = ""
     domain_scores: dict[str, float] | None = None  # per-L1 scores (offline), used for repository pooling
     vec: Any = None  # the instance embedding (offline), reused by stage 2
+    confidence: dict[str, float] | None = None  # calibrated per-axis confidence (learned backend)
 
 
 @dataclass
@@ -63,6 +64,7 @@ class Stage2:
     task_type_rationale: str = ""
     domain_rationale: str = ""
     scale_rationale: str = ""
+    confidence: dict[str, float] | None = None  # calibrated per-axis confidence (learned backend)
 
 
 @dataclass
@@ -112,6 +114,7 @@ class OfflineBackend:
     """Signals + packaged embeddings. ``use_embeddings=False`` gives the signals-only baseline."""
 
     name = "offline"
+    version = "heuristic-v1"
 
     def __init__(self, taxonomy: Taxonomy, use_embeddings: bool = True, embedder=None):
         self.taxonomy = taxonomy
@@ -133,6 +136,9 @@ class OfflineBackend:
             f"{dim}.{lv.name}": SignalSet.of(lv.name, lv.signals) for dim, d in taxonomy.scales.items() for lv in d.children
         }
         self._protos: dict[str, np.ndarray] | None = None
+
+    def provenance(self) -> dict[str, Any]:
+        return {"variant": "heuristic signals + embeddings" if self.use_embeddings else "heuristic signals only"}
 
     # ---- embeddings ---------------------------------------------------------------------------
     @property

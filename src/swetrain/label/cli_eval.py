@@ -1,0 +1,232 @@
+"""``swetrain label corpus build | train | eval``: the development corpus, the learned labeler, evaluation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from swetrain.label.cli import label_app
+
+corpus_app = typer.Typer(help="The labeled development corpus (ids + labels; texts joined from the shared data).", no_args_is_help=True)
+label_app.add_typer(corpus_app, name="corpus")
+
+
+def _fail(message: str, code: int = 2) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def _threads() -> None:
+    import torch
+
+    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
+
+
+@corpus_app.command("build")
+def corpus_build(
+    inputs: Path = typer.Option(..., "--inputs", help="the rows given to the annotators (instance_id, repo, language, source, origin)"),
+    pass_a: list[Path] = typer.Option(..., "--pass-a", help="pass-A annotation file(s)"),
+    pass_b: list[Path] = typer.Option(..., "--pass-b", help="pass-B annotation file(s)"),
+    adjudicated: Optional[Path] = typer.Option(None, "--adjudicated", help="adjudicated labels for disagreements (optional)"),
+    out: Optional[Path] = typer.Option(None, "--out", help="corpus file (default: the packaged data/corpus.jsonl)"),
+    agreement_out: Optional[Path] = typer.Option(None, "--agreement-out", help="agreement JSON (default: next to the corpus)"),
+) -> None:
+    """Assemble the corpus (final = adjudicated, else agreed, else pass A) and the per-axis agreement of the passes."""
+    from swetrain.label.corpus import CORPUS_PATH, CorpusError, build_corpus
+
+    out = out or CORPUS_PATH
+    agreement_out = agreement_out or out.with_name("agreement.json")
+    try:
+        summary = build_corpus(inputs, pass_a, pass_b, adjudicated, out, agreement_out)
+    except CorpusError as exc:
+        _fail(str(exc))
+    typer.echo(f"corpus: {summary['rows']} rows, {summary['repos']} repositories, {len(summary['languages'])} languages -> {out}")
+    typer.echo(f"final labels from: {summary['gold_from']}" + ("" if summary["adjudicated_file"] else " (no adjudicated file: disagreements take pass A)"))
+    typer.echo(f"agreement of the two passes over {summary['double_labeled']} rows -> {agreement_out}")
+    for axis, a in summary["agreement"].items():
+        kappa = "n/a" if a["kappa"] is None else f"{a['kappa']:.3f}"
+        typer.echo(f"  {axis:20s} agreement {100 * (a['agreement'] or 0):5.1f}%  kappa {kappa}")
+
+
+@corpus_app.command("check")
+def corpus_check(
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="corpus file (default: the packaged one)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="shared data folder (default: $SWETRAIN_SHARED_DATA or ../shared/data)"),
+) -> None:
+    """Read the corpus, check every row against the taxonomy and join the issue texts."""
+    from swetrain.label.corpus import CorpusError, load_corpus
+
+    try:
+        rows = load_corpus(corpus, data_dir)
+    except CorpusError as exc:
+        _fail(str(exc))
+    typer.echo(f"corpus OK: {len(rows)} rows, {len({r['repo'].lower() for r in rows})} repositories, every text found")
+
+
+@corpus_app.command("export")
+def corpus_export(
+    out: Path = typer.Option(..., "--out", help="JSONL of labeler inputs (instance_id, repo, problem_statement, patch, repo_language)"),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="corpus file (default: the packaged one)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="shared data folder with the issue texts"),
+    sample: int = typer.Option(0, "--sample", help="keep this many rows (0 = all), one per repository first, chosen with --seed"),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Write the corpus rows with their joined texts and WITHOUT gold labels (input for `label tasks`)."""
+    import random
+
+    from swetrain.label.crossval import _inputs
+    from swetrain.label.io import atomic_write_text
+
+    rows = _inputs(_load(corpus, data_dir))
+    if sample and sample < len(rows):
+        order = list(range(len(rows)))
+        random.Random(seed).shuffle(order)
+        seen: set[str] = set()
+        first: list[int] = []
+        for i in order:
+            if rows[i]["repo"].lower() not in seen:
+                seen.add(rows[i]["repo"].lower())
+                first.append(i)
+        picked = (first + [i for i in order if i not in set(first)])[:sample]
+        rows = [rows[i] for i in sorted(picked)]
+    atomic_write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    typer.echo(f"exported {len(rows)} row(s) without labels -> {out}")
+
+
+def _load(corpus: Optional[Path], data_dir: Optional[Path]) -> list[dict[str, Any]]:
+    from swetrain.label.corpus import CorpusError, load_corpus
+
+    try:
+        return load_corpus(corpus, data_dir)
+    except CorpusError as exc:
+        _fail(str(exc))
+        raise  # unreachable
+
+
+def _featurizer():
+    from swetrain.label.embed import EmbeddingUnavailable
+    from swetrain.label.features import Featurizer
+    from swetrain.label.taxonomy import default_taxonomy
+    from swetrain.paths import cache_dir
+
+    feat = Featurizer(default_taxonomy(), cache_dir=cache_dir("label", "features"))
+    try:
+        _ = feat.offline.embedder
+    except EmbeddingUnavailable as exc:
+        _fail(str(exc))
+    return feat
+
+
+@label_app.command("train")
+def train(
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="corpus file (default: the packaged one)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="shared data folder with the issue texts"),
+    out: Optional[Path] = typer.Option(None, "--out", help="model file (default: the packaged data/model.npz)"),
+    seed: int = typer.Option(0, "--seed"),
+    c: Optional[float] = typer.Option(None, "--C", help="inverse L2 strength of the logistic regressions"),
+) -> None:
+    """Train the per-axis calibrated classifiers on the whole corpus (deterministic from --seed)."""
+    from swetrain.label.corpus import corpus_hash
+    from swetrain.label.crossval import train_model
+    from swetrain.label.learn import DEFAULT_C, DEFAULT_MODEL_PATH
+    from swetrain.label.provenance import taxonomy_hash
+    from swetrain.label.taxonomy import default_taxonomy
+
+    _threads()
+    rows = _load(corpus, data_dir)
+    feat = _featurizer()
+    model = train_model(rows, feat, seed=seed, c=c or DEFAULT_C,
+                        meta={"corpus_sha256": corpus_hash(corpus), "taxonomy_sha256": taxonomy_hash(default_taxonomy())})
+    out = out or DEFAULT_MODEL_PATH
+    model.save(out)
+    typer.echo(f"trained on {len(rows)} rows ({model.meta['repos']} repositories), seed {seed}, digest {model.digest()} -> {out}")
+
+
+def _print_result(result: dict[str, Any], as_json: bool, matrices: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(result))
+        return
+    from rich.console import Console
+
+    from swetrain.label.evalreport import rich_tables
+
+    console = Console(width=200)
+    for t in rich_tables(result, matrices=matrices):
+        console.print(t)
+
+
+@label_app.command("eval")
+def evaluate_cmd(
+    gold: Optional[Path] = typer.Argument(None, help="gold labels JSONL (instance_id + labels), e.g. the corpus"),
+    pred: Optional[Path] = typer.Argument(None, help="predicted labels JSONL (output of `label tasks`)"),
+    cv: bool = typer.Option(False, "--cv", help="grouped-by-repository cross-validation of the learned labeler on the corpus"),
+    corpus: Optional[Path] = typer.Option(None, "--corpus", help="--cv: corpus file (default: the packaged one)"),
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="--cv: shared data folder with the issue texts"),
+    folds: int = typer.Option(5, "--folds"),
+    seed: int = typer.Option(0, "--seed"),
+    c: Optional[float] = typer.Option(None, "--C"),
+    no_pool: bool = typer.Option(False, "--no-pool", help="--cv: no repository pooling of Domain"),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="--cv: write predictions, metrics and plots here"),
+    as_json: bool = typer.Option(False, "--json", help="print the metrics as one JSON object"),
+    no_matrices: bool = typer.Option(False, "--no-matrices", help="only the per-axis table"),
+) -> None:
+    """Per-axis accuracy, macro-F1 and confusion matrices of PRED against GOLD, or of grouped CV (--cv)."""
+    from swetrain.label.evalreport import align, read_rows
+    from swetrain.label.metrics import evaluate
+
+    if cv:
+        from swetrain.label.crossval import cross_validate
+        from swetrain.label.learn import DEFAULT_C
+        from swetrain.label.taxonomy import default_taxonomy
+
+        _threads()
+        rows = _load(corpus, data_dir)
+        feat = _featurizer()
+        preds, fold_idx = cross_validate(rows, k=folds, seed=seed, c=c or DEFAULT_C, taxonomy=default_taxonomy(), featurizer=feat,
+                                         pool=not no_pool, progress=lambda i, n: typer.echo(f"fold {i}/{n} done", err=True))
+        result = evaluate(rows, preds)
+        result["cv"] = {"folds": folds, "seed": seed, "C": c or DEFAULT_C, "pool": not no_pool,
+                        "fold_rows": [len(f) for f in fold_idx], "repos": len({r["repo"].lower() for r in rows})}
+        if out_dir is not None:
+            from swetrain.label.evalreport import plot_confusions, plot_coverage
+            from swetrain.label.io import atomic_write_text
+
+            atomic_write_text(out_dir / "cv_predictions.jsonl", "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
+            atomic_write_text(out_dir / "cv_metrics.json", json.dumps(result, indent=1) + "\n")
+            plot_confusions(result, out_dir / "plots")
+            plot_coverage(result, out_dir / "plots")
+        _print_result(result, as_json, not no_matrices)
+        return
+    if gold is None or pred is None:
+        _fail("give GOLD and PRED files, or --cv")
+    try:
+        g_rows, p_rows = read_rows(gold, "gold"), read_rows(pred, "prediction")
+    except ValueError as exc:
+        _fail(str(exc))
+    g, p, missing = align(g_rows, p_rows)
+    if not g:
+        _fail(f"no instance_id of {pred} is in {gold}")
+    result = evaluate(g, p)
+    result["unpredicted_gold_rows"] = missing
+    if missing:
+        typer.echo(f"note: {missing} gold row(s) have no prediction and are not counted", err=True)
+    _print_result(result, as_json, not no_matrices)
+
+
+def plot_against_gold(gold: Path, pred: Path, folder: Path) -> None:
+    from swetrain.label.evalreport import align, plot_confusions, plot_coverage, read_rows
+    from swetrain.label.metrics import evaluate
+
+    try:
+        g, p, _ = align(read_rows(gold, "gold"), read_rows(pred, "prediction"))
+    except ValueError as exc:
+        _fail(str(exc))
+    if not g:
+        _fail(f"no instance_id of {pred} is in {gold}")
+    result = evaluate(g, p)
+    paths = plot_confusions(result, folder)
+    curve = plot_coverage(result, folder)
+    typer.echo(f"plots: {len(paths)} confusion matrices" + (", abstain curve" if curve else "") + f" -> {folder}")

@@ -1,0 +1,132 @@
+"""Feature vectors for the learned offline labeler: embeddings + decision-record signals + metadata.
+
+Per instance (all derived from the :class:`Evidence`, nothing keyed on ids or repository names):
+
+* ``emb_statement`` (384): MiniLM embedding of repository words + statement (as the offline backend);
+* ``emb_change`` (384): MiniLM embedding of the changed paths + patch excerpt;
+* ``score_task_type.*`` (26) / ``score_domain.*`` (21): the offline backend's per-L1 scores
+  (decision-record signal hits per evidence field + centred prototype similarity);
+* ``struct.*``: changed code/test files, lines, hunks, package dirs (log1p) and path-kind flags
+  (only tests / docs / CI / packaging files, deployment files, no patch), statement length;
+* ``heur.*``: one-hot of the rule-based scale levels, spec type, dependency context;
+* ``lang.*``: one-hot of the code language (changed-file extensions, else repository language).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from swetrain.label.adapters import Evidence
+from swetrain.label.io import atomic_write_bytes
+from swetrain.label.offline import _CI_PATH, _DEPLOY_PATH, _DOC_PATH, _PKG_PATH, OfflineBackend, _module_key
+from swetrain.label.taxonomy import SCALE_DIMENSIONS, Taxonomy
+
+FEATURE_VERSION = "feat-v1"
+
+
+def change_text(ev: Evidence, limit: int = 600) -> str:
+    files = " ".join(ev.stats.files + ev.stats.test_files)
+    return f"{ev.repo_words}. files: {files}\n{ev.patch_excerpt[:limit]}"
+
+
+class Featurizer:
+    """Turns evidence into fixed-length float32 vectors (``names`` gives every column's name)."""
+
+    def __init__(self, taxonomy: Taxonomy, embedder=None, cache_dir: str | Path | None = None):
+        self.taxonomy = taxonomy
+        self.offline = OfflineBackend(taxonomy, use_embeddings=True, embedder=embedder)
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self._memo: dict[str, tuple[np.ndarray, dict]] = {}
+        tx = taxonomy
+        self.names: list[str] = [f"emb_statement.{i}" for i in range(384)] + [f"emb_change.{i}" for i in range(384)]
+        self.names += [f"score_task_type.{n}" for n in tx.families("task_type")] + [f"score_domain.{n}" for n in tx.families("domain")]
+        self.struct_names = ["files", "test_files", "added", "removed", "hunks", "modules", "statement_chars",
+                             "only_tests", "only_docs", "only_ci", "only_packaging", "deploy", "no_patch"]
+        self.names += [f"struct.{n}" for n in self.struct_names]
+        self.heur = [(d, lv) for d in SCALE_DIMENSIONS for lv in tx.levels(d)]
+        self.heur += [("task_spec_type", v) for v in tx.aux.task_spec_types] + [("dependency_context", v) for v in tx.aux.dependency_contexts]
+        self.names += [f"heur.{d}.{v}" for d, v in self.heur]
+        self.langs = list(tx.aux.code_languages)
+        self.names += [f"lang.{v}" for v in self.langs]
+
+    @property
+    def dim(self) -> int:
+        return len(self.names)
+
+    def _embeddings(self, evs: Sequence[Evidence]) -> tuple[np.ndarray, np.ndarray]:
+        texts_s = [self.offline.instance_text(e) for e in evs]
+        texts_c = [change_text(e) for e in evs]
+        key = hashlib.sha256("\x00".join([FEATURE_VERSION, *texts_s, *texts_c]).encode("utf-8")).hexdigest()[:24]
+        path = self.cache_dir / f"emb-{key}.npz" if self.cache_dir is not None else None
+        if path is not None and path.exists():
+            with np.load(path) as z:
+                return z["s"], z["c"]
+        emb = self.offline.embedder
+        s, c = emb.encode(texts_s), emb.encode(texts_c)
+        if path is not None:
+            buf = io.BytesIO()
+            np.savez_compressed(buf, s=s, c=c)
+            atomic_write_bytes(path, buf.getvalue())
+        return s, c
+
+    def _struct(self, ev: Evidence) -> list[float]:
+        st = ev.stats
+        code = st.files
+        flags = [
+            float(not code and bool(st.test_files)),
+            float(bool(code) and all(_DOC_PATH.search(p) for p in code)),
+            float(bool(code) and all(_CI_PATH.search(p) for p in code)),
+            float(bool(code) and all(_PKG_PATH.search(p) for p in code)),
+            float(any(_DEPLOY_PATH.search(p) for p in code)),
+            float(st.empty),
+        ]
+        counts = [len(code), len(st.test_files), st.added, st.removed, st.hunks, len({_module_key(p) for p in code}), len(ev.statement)]
+        return [math.log1p(c) for c in counts] + flags
+
+    def heuristics(self, ev: Evidence, task_l1: str) -> dict[str, str]:
+        """The rule-based scale levels, spec type, dependency context and code language of one instance."""
+        scope, complexity, time, _ = self.offline.scale(ev, task_l1)
+        return {"scope": scope, "complexity": complexity, "time": time, "task_spec_type": self.offline.task_spec_type(ev),
+                "dependency_context": self.offline.dependency_context(ev), "code_language": self.offline.code_language(ev)[0]}
+
+    def transform(self, evs: Sequence[Evidence]) -> tuple[np.ndarray, list[dict]]:
+        """(features (n, dim) float32, the rule-based heuristic values and signal hits per instance).
+
+        Results are memoised per evidence digest, so cross-validation featurises each row once.
+        """
+        evs = list(evs)
+        if not evs:
+            return np.zeros((0, self.dim), dtype=np.float32), []
+        keys = [e.digest() for e in evs]
+        todo = [i for i, k in enumerate(keys) if k not in self._memo]
+        if todo:
+            x, heur = self._transform([evs[i] for i in todo])
+            for j, i in enumerate(todo):
+                self._memo[keys[i]] = (x[j], heur[j])
+        return np.stack([self._memo[k][0] for k in keys]), [self._memo[k][1] for k in keys]
+
+    def _transform(self, evs: Sequence[Evidence]) -> tuple[np.ndarray, list[dict]]:
+        s, c = self._embeddings(evs)
+        rows = []
+        heur_all = []
+        for i, ev in enumerate(evs):
+            tt = self.offline._score_families(ev, "task_type", s[i])
+            dm = self.offline._score_families(ev, "domain", s[i])
+            tt_s = {x.name: x.score for x in tt}
+            dm_s = {x.name: x.score for x in dm}
+            heur: dict = self.heuristics(ev, tt[0].name)
+            heur["hits"] = {"task_type": {x.name: x.hits for x in tt if x.hits}, "domain": {x.name: x.hits for x in dm if x.hits}}
+            heur_all.append(heur)
+            vec = [tt_s[n] for n in self.taxonomy.families("task_type")] + [dm_s[n] for n in self.taxonomy.families("domain")]
+            vec += self._struct(ev)
+            vec += [float(heur[d] == v) for d, v in self.heur]
+            vec += [float(heur["code_language"] == v) for v in self.langs]
+            rows.append(vec)
+        rest = np.asarray(rows, dtype=np.float32)
+        return np.concatenate([s, c, rest], axis=1).astype(np.float32), heur_all

@@ -1,0 +1,255 @@
+"""The learned offline labeler: one calibrated linear classifier per axis, trained on the corpus.
+
+Training (scikit-learn): features are standardised; per axis a multinomial logistic regression
+(L2, ``C``) is fitted; its softmax temperature is then fitted on out-of-fold logits of an inner
+cross-validation grouped by repository (so confidences describe unseen repositories), which is
+the calibration step. The fitted model is plain arrays (standardiser, weights, biases,
+temperatures), saved as ``.npz`` and applied with numpy only.
+
+Prediction is hierarchical: Task Type L1 and Domain L1 are chosen first; L2 is the most probable
+trained child of that L1 (probabilities renormalised over its children), or the rule-based stage-2
+pick when no child of that L1 was seen in training. Domain describes the repository, so Domain
+L1/L2 probabilities are pooled over the input rows of the same repository:
+``p = (p_own + w * mean_repo(p)) / (1 + w)``. Everything is deterministic given the seed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from swetrain.label.metrics import axis_value
+from swetrain.label.routing import route_of
+
+MODEL_VERSION = "learned-v1"
+TRAIN_AXES: tuple[str, ...] = ("task_type.l1", "task_type.l2", "domain.l1", "domain.l2", "scope", "complexity", "time",
+                               "task_spec_type", "dependency_context")
+DEFAULT_C = 0.05
+CLASS_WEIGHT: str | None = None  # "balanced" trades accuracy for recall of rare classes (measured in docs/labels.md)
+POOL_WEIGHT = 2.0
+DEFAULT_MODEL_PATH = Path(__file__).with_name("data") / "model.npz"
+
+
+class ModelError(ValueError):
+    """A model file is missing, unreadable or does not fit the features / taxonomy."""
+
+
+# ---- grouped splitting --------------------------------------------------------------------------
+def group_key(repo: str) -> str:
+    return repo.strip().lower()
+
+
+def grouped_folds(repos: Sequence[str], k: int = 5, seed: int = 0) -> list[np.ndarray]:
+    """k test-index arrays; every repository (case-insensitive) is in exactly one fold.
+
+    Repositories are shuffled with ``seed`` and assigned, largest first, to the fold with the
+    fewest rows, so folds have similar sizes.
+    """
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(repos):
+        groups.setdefault(group_key(r), []).append(i)
+    names = sorted(groups)
+    random.Random(seed).shuffle(names)
+    names.sort(key=lambda g: -len(groups[g]))  # stable: ties keep the shuffled order
+    k = max(1, min(k, len(names)))
+    folds: list[list[int]] = [[] for _ in range(k)]
+    for g in names:
+        j = min(range(k), key=lambda f: (len(folds[f]), f))
+        folds[j].extend(groups[g])
+    return [np.array(sorted(f), dtype=int) for f in folds]
+
+
+# ---- one axis -------------------------------------------------------------------------------
+@dataclass
+class AxisModel:
+    classes: list[str]
+    coef: np.ndarray  # (d, k)
+    intercept: np.ndarray  # (k,)
+    temperature: float = 1.0
+
+    def logits(self, x: np.ndarray) -> np.ndarray:
+        return x @ self.coef + self.intercept
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        z = self.logits(x) / self.temperature
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+
+def _fit_linear(x: np.ndarray, y: Sequence[str], c: float, seed: int) -> AxisModel:
+    classes = sorted(set(y))
+    if len(classes) == 1:  # degenerate: always that class
+        return AxisModel(classes, np.zeros((x.shape[1], 1), dtype=np.float32), np.zeros(1, dtype=np.float32))
+    from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits
+
+    clf = LogisticRegression(C=c, max_iter=500, tol=1e-3, random_state=seed, class_weight=CLASS_WEIGHT)
+    with threadpool_limits(1):  # BLAS threads oversubscribe a busy 2-core machine (25x slower)
+        clf.fit(x, y)
+    coef = clf.coef_.T.astype(np.float64)
+    inter = clf.intercept_.astype(np.float64)
+    if len(clf.classes_) == 2:  # binary: sklearn keeps one column; make it a 2-way softmax
+        coef = np.concatenate([-coef / 2, coef / 2], axis=1)
+        inter = np.array([-inter[0] / 2, inter[0] / 2])
+    return AxisModel([str(k) for k in clf.classes_], coef, inter)
+
+
+def _fit_temperature(logits: np.ndarray, classes: list[str], y: Sequence[str]) -> float:
+    """The softmax temperature minimising the negative log-likelihood of out-of-fold logits."""
+    idx = {k: i for i, k in enumerate(classes)}
+    rows = [i for i, v in enumerate(y) if v in idx]
+    if not rows:
+        return 1.0
+    z = logits[rows]
+    t_idx = np.array([idx[y[i]] for i in rows])
+    best_t, best_nll = 1.0, float("inf")
+    for t in np.exp(np.linspace(np.log(0.05), np.log(20.0), 80)):
+        zz = z / t
+        zz = zz - zz.max(axis=1, keepdims=True)
+        logp = zz - np.log(np.exp(zz).sum(axis=1, keepdims=True))
+        nll = -float(logp[np.arange(len(rows)), t_idx].mean())
+        if nll < best_nll - 1e-9:
+            best_t, best_nll = float(t), nll
+    return best_t
+
+
+def fit_axis(x: np.ndarray, y: Sequence[str], repos: Sequence[str], c: float, seed: int, calib_folds: int = 3) -> AxisModel:
+    """Fit on all rows, then the temperature on out-of-fold logits of a grouped inner split."""
+    model = _fit_linear(x, y, c, seed)
+    if len(model.classes) < 2:
+        return model
+    oof = np.zeros((len(y), len(model.classes)))
+    col = {k: i for i, k in enumerate(model.classes)}
+    for test in grouped_folds(repos, calib_folds, seed + 1):
+        train = np.setdiff1d(np.arange(len(y)), test)
+        if len({y[i] for i in train}) < 2:
+            continue
+        inner = _fit_linear(x[train], [y[i] for i in train], c, seed)
+        z = inner.logits(x[test])
+        fill = np.full((len(test), len(model.classes)), -30.0)
+        for j, k in enumerate(inner.classes):
+            fill[:, col[k]] = z[:, j]
+        oof[test] = fill
+    model.temperature = _fit_temperature(oof, model.classes, y)
+    return model
+
+
+# ---- the model ------------------------------------------------------------------------------
+@dataclass
+class LearnedModel:
+    feature_names: list[str]
+    mean: np.ndarray
+    scale: np.ndarray
+    axes: dict[str, AxisModel]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def fit(cls, x: np.ndarray, labels: Sequence[Mapping[str, Any]], repos: Sequence[str], feature_names: list[str],
+            seed: int = 0, c: float = DEFAULT_C, meta: Mapping[str, Any] | None = None) -> LearnedModel:
+        mean = x.mean(axis=0)
+        scale = x.std(axis=0)
+        scale[scale < 1e-6] = 1.0
+        xs = (x - mean) / scale
+        axes = {ax: fit_axis(xs, [axis_value(lb, ax) for lb in labels], repos, c, seed) for ax in TRAIN_AXES}
+        info = {"version": MODEL_VERSION, "seed": seed, "C": c, "rows": len(labels), "repos": len({group_key(r) for r in repos}),
+                **(dict(meta) if meta else {})}
+        return cls(list(feature_names), mean, scale, axes, info)
+
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for arr in (self.mean, self.scale, *[a.coef for a in self.axes.values()]):
+            h.update(np.ascontiguousarray(arr, dtype=np.float32).tobytes())
+        return h.hexdigest()[:16]
+
+    # ---- prediction ---------------------------------------------------------------------------
+    def probabilities(self, x: np.ndarray, repos: Sequence[str] | None = None, pool: bool = True) -> dict[str, np.ndarray]:
+        if x.shape[1] != len(self.feature_names):
+            raise ModelError(f"model expects {len(self.feature_names)} features, got {x.shape[1]} (retrain it: `swetrain label train`)")
+        xs = (x - self.mean) / self.scale
+        probs = {ax: m.proba(xs) for ax, m in self.axes.items()}
+        if pool and repos is not None:
+            groups: dict[str, list[int]] = {}
+            for i, r in enumerate(repos):
+                groups.setdefault(group_key(r), []).append(i)
+            for ax in ("domain.l1", "domain.l2"):
+                p = probs[ax].copy()
+                for idx in groups.values():
+                    if len(idx) > 1:
+                        p[idx] = (probs[ax][idx] + POOL_WEIGHT * probs[ax][idx].mean(axis=0)) / (1 + POOL_WEIGHT)
+                probs[ax] = p
+        return probs
+
+    def predict(self, x: np.ndarray, repos: Sequence[str] | None = None, pool: bool = True) -> list[dict[str, Any]]:
+        """Per row: chosen value per axis (L2 as a list, or None when no child was trained) and confidences."""
+        probs = self.probabilities(x, repos, pool)
+        out = []
+        for i in range(x.shape[0]):
+            row: dict[str, Any] = {"confidence": {}, "runner_up": {}}
+            for ax in TRAIN_AXES:
+                if ax.endswith(".l2"):
+                    continue
+                m = self.axes[ax]
+                order = np.argsort(-probs[ax][i], kind="stable")
+                row[ax] = m.classes[int(order[0])]
+                row["confidence"][ax] = float(probs[ax][i][order[0]])
+                if len(order) > 1:
+                    row["runner_up"][ax] = (m.classes[int(order[1])], float(probs[ax][i][order[1]]))
+            for axis in ("task_type", "domain"):
+                l1 = row[f"{axis}.l1"]
+                m = self.axes[f"{axis}.l2"]
+                p = probs[f"{axis}.l2"][i]
+                kids = [j for j, k in enumerate(m.classes) if k.split(".", 1)[0] == l1]
+                if not kids:
+                    row[f"{axis}.l2"] = None
+                    continue
+                mass = float(p[kids].sum())
+                order = sorted(kids, key=lambda j: -p[j])
+                top = [m.classes[order[0]].split(".", 1)[1]]
+                if len(order) > 1 and p[order[1]] >= 0.5 * p[order[0]] and m.classes[order[1]].split(".", 1)[1] != "unspecified" \
+                        and top[0] != "unspecified":
+                    top.append(m.classes[order[1]].split(".", 1)[1])
+                row[f"{axis}.l2"] = top
+                row["confidence"][f"{axis}.l2"] = row["confidence"][f"{axis}.l1"] * float(p[order[0]]) / max(mass, 1e-12)
+            dm = self.axes["domain.l1"]
+            route = route_of(row["domain.l1"]) if row["domain.l1"] in dm.classes else None
+            row["confidence"]["route"] = float(sum(probs["domain.l1"][i][j] for j, k in enumerate(dm.classes) if route_of(k) == route))
+            out.append(row)
+        return out
+
+    # ---- persistence --------------------------------------------------------------------------
+    def save(self, path: str | Path) -> None:
+        from swetrain.label.io import atomic_write_bytes
+
+        arrays: dict[str, np.ndarray] = {"mean": self.mean.astype(np.float32), "scale": self.scale.astype(np.float32)}
+        header: dict[str, Any] = {"meta": self.meta, "feature_names": self.feature_names, "axes": {}}
+        for ax, m in self.axes.items():
+            arrays[f"{ax}.coef"] = m.coef.astype(np.float32)
+            arrays[f"{ax}.intercept"] = m.intercept.astype(np.float32)
+            header["axes"][ax] = {"classes": m.classes, "temperature": m.temperature}
+        arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **arrays)
+        atomic_write_bytes(path, buf.getvalue())
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> LearnedModel:
+        path = Path(path) if path is not None else DEFAULT_MODEL_PATH
+        if not path.exists():
+            raise ModelError(f"{path}: learned labeler model not found (train it with `swetrain label train`, or use --heuristic)")
+        try:
+            with np.load(path) as z:
+                header = json.loads(bytes(z["header"]).decode("utf-8"))
+                axes = {ax: AxisModel(h["classes"], z[f"{ax}.coef"].astype(np.float64), z[f"{ax}.intercept"].astype(np.float64),
+                                      float(h["temperature"])) for ax, h in header["axes"].items()}
+                return cls(header["feature_names"], z["mean"].astype(np.float64), z["scale"].astype(np.float64), axes, header["meta"])
+        except (OSError, KeyError, ValueError) as exc:
+            raise ModelError(f"{path}: not a learned labeler model ({exc})") from None
