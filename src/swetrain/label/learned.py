@@ -50,6 +50,10 @@ class LearnedBackend:
         self.taxonomy = taxonomy
         self.model_path = None if isinstance(model, LearnedModel) else Path(model) if model is not None else DEFAULT_MODEL_PATH
         self.model = model if isinstance(model, LearnedModel) else LearnedModel.load(self.model_path)
+        if featurizer is None and embedder is None:
+            from swetrain.label.embed import find_model_dir
+
+            find_model_dir()  # fail now, with the install hint, rather than in the middle of labeling
         self.featurizer = featurizer or Featurizer(taxonomy, embedder=embedder, cache_dir=cache_dir)
         if self.model.feature_names != self.featurizer.names:
             raise ModelError(f"{self.model_path or 'model'}: its features differ from this version's ({FEATURE_VERSION}); "
