@@ -34,3 +34,18 @@ def tmpfs(tmp_path):
     yield mount
     for folder in mounted:
         subprocess.run(["umount", "-l", str(folder)], capture_output=True, timeout=30)
+
+
+@pytest.fixture(scope="session")
+def tiny_path():
+    """The real tiny policy (built once into the cache); tests/policy builds its own fresh one."""
+    from swetrain.policy.tiny import ensure_tiny
+
+    return ensure_tiny()
+
+
+@pytest.fixture(scope="session")
+def tokenizer(tiny_path):
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(tiny_path)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from swetrain.train.config import ConfigError, _read_yaml, apply_overrides, deep_merge
+from swetrain.train.config import ConfigError, _read_yaml, apply_overrides, deep_merge, format_validation_error
 
 PRESETS = ("smoke", "paper")
 
@@ -214,19 +214,6 @@ PAPER: dict[str, Any] = {
 }
 
 
-def _format(exc: ValidationError, origin: str) -> str:
-    lines = []
-    for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "<root>"
-        if err["type"] == "extra_forbidden":
-            lines.append(f"{key}: unknown key")
-        else:
-            got = err.get("input")
-            shown = "" if isinstance(got, dict) else f" (got {got!r})"
-            lines.append(f"{key}: {err['msg']}{shown}")
-    return f"invalid experts config ({origin}):\n  " + "\n  ".join(lines)
-
-
 def load_experts_config(
     config_file: str | Path | None = None, preset: str | None = None, overrides: list[str] | None = None
 ) -> ExpertsConfig:
@@ -249,7 +236,7 @@ def load_experts_config(
     try:
         cfg = ExpertsConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format(exc, where)) from None
+        raise ConfigError(format_validation_error(exc, where, "experts config")) from None
     # the training overrides must make a valid training config (unknown loss names, typos)
     from swetrain.train.config import load_config
 

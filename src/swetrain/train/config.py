@@ -335,7 +335,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return out
 
 
-def _format_validation_error(exc: ValidationError, origin: str) -> str:
+def format_validation_error(exc: ValidationError, origin: str, what: str = "training config") -> str:
+    """One line per problem, each naming its dotted key (``rollout.top_k: ...``)."""
     lines = []
     for err in exc.errors():
         key = ".".join(str(p) for p in err["loc"]) or "<root>"
@@ -345,14 +346,14 @@ def _format_validation_error(exc: ValidationError, origin: str) -> str:
             got = err.get("input")
             shown = "" if isinstance(got, dict) else f" (got {got!r})"
             lines.append(f"{key}: {err['msg']}{shown}")
-    return f"invalid training config ({origin}):\n  " + "\n  ".join(lines)
+    return f"invalid {what} ({origin}):\n  " + "\n  ".join(lines)
 
 
 def validate_config(data: dict[str, Any], origin: str = "config") -> TrainConfig:
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_validation_error(exc, origin)) from None
+        raise ConfigError(format_validation_error(exc, origin)) from None
 
 
 def load_config(
