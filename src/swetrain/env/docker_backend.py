@@ -50,23 +50,8 @@ IMAGE_PREFIX = "docker://"
 PLUGIN_TARGET = "/opt/swetrain/pytest_plugins"  # where the verifier's pytest plugins are copied in
 MAX_READ_BYTES = 256 << 20
 
-# Runs every command: the command as a child, then every process but init, the keep-alive and
-# itself is killed (bash builtins only: works when the pids limit is reached).
-_WRAPPER = r"""
-if [ -n "$SWETRAIN_STDIN" ]; then exec 0<"$SWETRAIN_STDIN"; rm -f -- "$SWETRAIN_STDIN"; fi
-unset SWETRAIN_STDIN
-(ulimit -v "$SWETRAIN_AS_KB" 2>/dev/null; exec bash -c "$1")
-rc=$?
-for _round in 1 2 3 4 5 6 7 8 9 10; do
-  others=0
-  for p in /proc/[0-9]*; do
-    q=${p#/proc/}
-    case " 1 $SWETRAIN_KEEP $$ " in *" $q "*) ;; *) others=1; kill -9 "$q" 2>/dev/null;; esac
-  done
-  [ "$others" = 0 ] && break
-done
-exit $rc
-"""
+# Kills every process but init, the keep-alive and itself (bash builtins only: works when the pids
+# limit is reached).
 _KILL_ALL = r"""
 for _round in 1 2 3 4 5 6 7 8 9 10; do
   others=0
@@ -77,6 +62,12 @@ for _round in 1 2 3 4 5 6 7 8 9 10; do
   [ "$others" = 0 ] && break
 done
 """
+# Runs every command: the command as a child, then _KILL_ALL.
+_WRAPPER = r"""
+if [ -n "$SWETRAIN_STDIN" ]; then exec 0<"$SWETRAIN_STDIN"; rm -f -- "$SWETRAIN_STDIN"; fi
+unset SWETRAIN_STDIN
+(ulimit -v "$SWETRAIN_AS_KB" 2>/dev/null; exec bash -c "$1")
+rc=$?""" + _KILL_ALL + "exit $rc\n"
 _IMAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9._/:@-]*$")
 
 

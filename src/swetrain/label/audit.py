@@ -8,10 +8,10 @@ not follow Domain L1, missing provenance, or provenance from another taxonomy ve
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from swetrain.label.io import jsonl_objects
 from swetrain.label.provenance import taxonomy_hash
 from swetrain.label.routing import route_of
 from swetrain.label.schema import check_labels
@@ -46,17 +46,10 @@ def audit_labels_file(path: str | Path, taxonomy: Taxonomy, require_provenance: 
     current = taxonomy_hash(taxonomy)
     other: dict[str, list[int]] = {}
     n = 0
-    for line_no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not raw.strip():
-            continue
+    for line_no, row, bad in jsonl_objects(path):
         n += 1
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{path}:{line_no}: invalid JSON: {exc.msg}")
-            continue
-        if not isinstance(row, dict):
-            problems.append(f"{path}:{line_no}: expected a JSON object, got {type(row).__name__}")
+        if row is None:
+            problems.append(str(bad))
             continue
         where = f"{path}:{line_no} ({row.get('instance_id', '?')})"
         labels = row.get("labels")

@@ -20,23 +20,17 @@ def read_label_rows(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[
     errors: list[str] = []
     if not path.exists():
         raise typer.BadParameter(f"{path}: file does not exist")
-    with path.open(encoding="utf-8") as fh:
-        for line_no, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                errors.append(f"{path}:{line_no}: invalid JSON: {exc.msg} (column {exc.colno})")
-                continue
-            if not isinstance(row, dict):
-                errors.append(f"{path}:{line_no}: expected a JSON object, got {type(row).__name__}")
-                continue
-            missing = [f for f in REQUIRED if not isinstance(row.get(f), str) or not row.get(f, "").strip()]
-            if missing:
-                errors.append(f"{path}:{line_no}: missing or empty required field(s) {', '.join(missing)}")
-                continue
-            good.append((line_no, row))
+    from swetrain.label.io import jsonl_objects
+
+    for line_no, row, bad in jsonl_objects(path):
+        if row is None:
+            errors.append(str(bad))
+            continue
+        missing = [f for f in REQUIRED if not isinstance(row.get(f), str) or not row.get(f, "").strip()]
+        if missing:
+            errors.append(f"{path}:{line_no}: missing or empty required field(s) {', '.join(missing)}")
+            continue
+        good.append((line_no, row))
     return good, errors
 
 
@@ -199,18 +193,14 @@ def report(
     if not path.exists():
         typer.echo(f"error: {path}: file does not exist", err=True)
         raise typer.Exit(2)
+    from swetrain.label.io import jsonl_objects
+
     rows = []
-    for i, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if raw.strip():
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                typer.echo(f"error: {path}:{i}: invalid JSON: {exc.msg}", err=True)
-                raise typer.Exit(2) from None
-            if not isinstance(row, dict):
-                typer.echo(f"error: {path}:{i}: expected a JSON object, got {type(row).__name__}", err=True)
-                raise typer.Exit(2)
-            rows.append(row)
+    for _, row, bad in jsonl_objects(path):
+        if row is None:
+            typer.echo(f"error: {bad}", err=True)
+            raise typer.Exit(2)
+        rows.append(row)
     unlabeled = sum(1 for r in rows if not isinstance(r.get("labels"), dict))
     if unlabeled:
         typer.echo(f"warning: {unlabeled} row(s) in {path} have no labels and are not counted", err=True)

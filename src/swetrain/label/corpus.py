@@ -79,18 +79,13 @@ def shared_data_dir(explicit: str | Path | None = None) -> Path:
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    from swetrain.label.io import jsonl_objects
+
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for i, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise CorpusError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
-            if not isinstance(row, dict):
-                raise CorpusError(f"{path}:{i}: expected a JSON object, got {type(row).__name__}")
-            rows.append(row)
+    for _, row, bad in jsonl_objects(path):
+        if row is None:
+            raise CorpusError(str(bad))
+        rows.append(row)
     return rows
 
 
