@@ -17,6 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from swetrain.train.checkpoint import write_json_atomic
+
 DONE = "phase.json"
 
 
@@ -64,19 +66,9 @@ class PhaseStore:
             raise
         info = {"phase": name, "seconds": round(time.monotonic() - t0, 2),
                 "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **result}
-        marker = tmp / DONE
-        with open(marker, "w") as fh:
-            fh.write(json.dumps(info, indent=1, default=str))
-            fh.flush()
-            os.fsync(fh.fileno())
+        write_json_atomic(tmp / DONE, info)
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, final)
         self.ran.append(name)
         self.log(f"[done] {name} in {info['seconds']:.0f} s")
         return info
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
-    os.replace(tmp, path)

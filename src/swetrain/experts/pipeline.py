@@ -203,6 +203,7 @@ class ExpertsPipeline:
                  rl: Any, extra: list[str] | None = None, teachers: dict[str, str] | None = None) -> dict[str, Any]:
         """One RL phase in ``tmp/run``; the phase's model is its best checkpoint on ``select_on``
         (the target route's evaluation set; ``None``: the last checkpoint)."""
+        from swetrain.train.metrics import read_metrics
         from swetrain.train.rl import RLTrainer
 
         extra = list(extra or [])
@@ -233,7 +234,7 @@ class ExpertsPipeline:
             if score is None:
                 scores = self.evaluate(tmp / "model", select_on, tmp / "select" / "final")
                 score = sum(scores.values()) / max(len(scores), 1)
-        metrics = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines() if x.strip()]
+        metrics = read_metrics(run)
         return {"model": f"{name}/model", "best_step": best_step, "candidates": candidates, "score": score,
                 "tasks": [t.instance_id for t in tasks], "steps": len(metrics),
                 "rollout_budget": rl.steps * rl.tasks_per_step * rl.group}
