@@ -242,20 +242,12 @@ def train_report(run_dir: str | Path, out: str | Path | None = None) -> Path:
     r2 = [m.get("rollout/resolved@2") for m in metrics]
     extra = [None if a is None or b is None else b - a for a, b in zip(r1, r2)]
     with _staged(Path(out) if out else run_dir / "report") as tmp:
-        plt = _plt()
-        fig, ax = plt.subplots(figsize=(6, 3.8))
-        for ys, label in ((reward, "mean reward"), (r1, "first-attempt success (R@1)"), (extra, "second attempt's extra (R@2 − R@1)")):
-            pts = [(s, y) for s, y in zip(steps, ys) if y is not None]
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
-        ax.set_xlabel("RL step")
-        ax.set_ylabel("fraction of rollouts")
-        ax.set_title("Training dynamics (cf. FC-SWE's first- vs second-attempt contribution)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-        fig.tight_layout()
-        fig.savefig(tmp / "train_dynamics.png", dpi=110)
-        plt.close(fig)
+        with _figure(tmp / "train_dynamics.png", "Training dynamics (cf. FC-SWE's first- vs second-attempt contribution)",
+                     "fraction of rollouts", "RL step", grid=True) as ax:
+            for ys, label in ((reward, "mean reward"), (r1, "first-attempt success (R@1)"), (extra, "second attempt's extra (R@2 − R@1)")):
+                pts = [(s, y) for s, y in zip(steps, ys) if y is not None]
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
         f = lambda v: "" if v is None else f"{v:.3f}"  # noqa: E731
         lines = ["# swetrain training dynamics", "", f"run: `{run_dir}`", "",
                  "| step | reward | R@1 | R@2 | second attempt's extra |", "|---:|---:|---:|---:|---:|"]

@@ -21,6 +21,7 @@ from :func:`swetrain.eval.metrics.paired_bootstrap` (model - base, paired by ins
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,67 +92,59 @@ def build_report(routes: list[str], eval_ids: dict[str, list[str]], unassigned: 
                    "eval_tasks": {r: len(eval_ids[r]) for r in routes}, "unassigned_eval": len(unassigned)})
 
 
-def write_plots(report: dict[str, Any], out: Path) -> list[Path]:
+@contextmanager
+def _saved(path: Path, figsize: tuple[float, float]):
+    """A figure and its axes; on leaving the block: tight layout, written to ``path``, closed."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    fig, ax = plt.subplots(figsize=figsize)
+    try:
+        yield fig, ax
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+    finally:
+        plt.close(fig)
+
+
+def write_plots(report: dict[str, Any], out: Path) -> list[Path]:
     routes = report["routes"]
     names = list(report["models"])
-    paths = []
-    # per-route bars
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(names)), 3.5))
-    width = 0.8 / (len(routes) + 1)
-    for j, scope in enumerate([*routes, FULL]):
-        vals = [(report["models"][n]["by_route"].get(scope) if scope != FULL else report["models"][n]["full"]) or 0.0
-                for n in names]
-        ax.bar([i + j * width for i in range(len(names))], vals, width, label=scope)
-    ax.set_xticks([i + width * len(routes) / 2 for i in range(len(names))], names, rotation=20, fontsize=8)
-    ax.set_ylabel("resolved fraction")
-    ax.legend(fontsize=8)
-    ax.set_title("per-route resolution")
-    fig.tight_layout()
-    paths.append(out / "per_route.png")
-    fig.savefig(paths[-1], dpi=100)
-    plt.close(fig)
-    # gain recovery
-    fig, ax = plt.subplots(figsize=(5, 3))
-    rec = (report["metrics"].get("mopd") or {}).get("recovery") or {}
-    ax.bar(routes, [rec.get(r) if rec.get(r) is not None else 0.0 for r in routes])
-    ax.set_ylabel("MOPD gain / routed expert gain")
-    ax.set_title("gain recovery (undefined bars drawn at 0)")
-    fig.tight_layout()
-    paths.append(out / "gain_recovery.png")
-    fig.savefig(paths[-1], dpi=100)
-    plt.close(fig)
-    # MOPD curves
-    curve = report.get("mopd_curve") or []
-    fig, ax = plt.subplots(figsize=(5, 3))
-    steps = [c["step"] for c in curve]
-    ax.plot(steps, [c["kl"] if c["kl"] is not None else math.nan for c in curve], marker="o", label="student-teacher K1")
-    ax2 = ax.twinx()
-    ax2.plot(steps, [c["score"] if c["score"] is not None else math.nan for c in curve], marker="s", color="C1",
-             label="rollout score")
-    ax.set_xlabel("MOPD step")
-    ax.set_ylabel("K1")
-    ax2.set_ylabel("rollout score")
-    ax.set_title("MOPD")
-    fig.tight_layout()
-    paths.append(out / "mopd_curves.png")
-    fig.savefig(paths[-1], dpi=100)
-    plt.close(fig)
-    # stage-wise expert curves
-    fig, ax = plt.subplots(figsize=(6, 3))
-    for r, stages in (report.get("stages") or {}).items():
-        ax.plot(range(len(stages)), [s["score"] for s in stages], marker="o", label=f"expert {r}")
-    ax.set_xlabel("stage (initial RL, repair SFT, expanded RL, ...)")
-    ax.set_ylabel("target-route score")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    paths.append(out / "expert_stages.png")
-    fig.savefig(paths[-1], dpi=100)
-    plt.close(fig)
+    paths = [out / "per_route.png", out / "gain_recovery.png", out / "mopd_curves.png", out / "expert_stages.png"]
+    with _saved(paths[0], (max(6, 1.2 * len(names)), 3.5)) as (_, ax):  # per-route bars
+        width = 0.8 / (len(routes) + 1)
+        for j, scope in enumerate([*routes, FULL]):
+            vals = [(report["models"][n]["by_route"].get(scope) if scope != FULL else report["models"][n]["full"]) or 0.0
+                    for n in names]
+            ax.bar([i + j * width for i in range(len(names))], vals, width, label=scope)
+        ax.set_xticks([i + width * len(routes) / 2 for i in range(len(names))], names, rotation=20, fontsize=8)
+        ax.set_ylabel("resolved fraction")
+        ax.legend(fontsize=8)
+        ax.set_title("per-route resolution")
+    with _saved(paths[1], (5, 3)) as (_, ax):  # gain recovery
+        rec = (report["metrics"].get("mopd") or {}).get("recovery") or {}
+        ax.bar(routes, [rec.get(r) if rec.get(r) is not None else 0.0 for r in routes])
+        ax.set_ylabel("MOPD gain / routed expert gain")
+        ax.set_title("gain recovery (undefined bars drawn at 0)")
+    with _saved(paths[2], (5, 3)) as (_, ax):  # MOPD curves
+        curve = report.get("mopd_curve") or []
+        steps = [c["step"] for c in curve]
+        ax.plot(steps, [c["kl"] if c["kl"] is not None else math.nan for c in curve], marker="o", label="student-teacher K1")
+        ax2 = ax.twinx()
+        ax2.plot(steps, [c["score"] if c["score"] is not None else math.nan for c in curve], marker="s", color="C1",
+                 label="rollout score")
+        ax.set_xlabel("MOPD step")
+        ax.set_ylabel("K1")
+        ax2.set_ylabel("rollout score")
+        ax.set_title("MOPD")
+    with _saved(paths[3], (6, 3)) as (_, ax):  # stage-wise expert curves
+        for r, stages in (report.get("stages") or {}).items():
+            ax.plot(range(len(stages)), [s["score"] for s in stages], marker="o", label=f"expert {r}")
+        ax.set_xlabel("stage (initial RL, repair SFT, expanded RL, ...)")
+        ax.set_ylabel("target-route score")
+        ax.legend(fontsize=8)
     return paths
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from swetrain.label.io import jsonl_objects
 from swetrain.label.metrics import AXES
 
 MATRIX_MAX = 12  # confusion matrices wider than this are cut to the most frequent gold labels
@@ -17,14 +17,10 @@ def read_rows(path: Path, what: str) -> list[dict[str, Any]]:
     if not path.exists():
         raise ValueError(f"{path}: {what} file does not exist")
     rows = []
-    for i, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            row = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{i}: invalid JSON: {exc.msg}") from None
-        if not isinstance(row, dict) or not isinstance(row.get("instance_id"), str) or not isinstance(row.get("labels"), dict):
+    for i, row, bad in jsonl_objects(path):
+        if row is None:
+            raise ValueError(bad)
+        if not isinstance(row.get("instance_id"), str) or not isinstance(row.get("labels"), dict):
             raise ValueError(f"{path}:{i}: expected an object with instance_id and labels")
         rows.append(row)
     return rows
