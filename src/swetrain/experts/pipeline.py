@@ -53,15 +53,13 @@ def _read_labels_file(path: str) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
         raise ExpertsError(f"label.file: {p} does not exist")
+    from swetrain.label.io import jsonl_objects
+
     out: dict[str, Any] = {}
-    for n, line in enumerate(p.read_text().splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            out[str(row["instance_id"])] = row.get("route")
-        except (json.JSONDecodeError, KeyError, TypeError):
-            raise ExpertsError(f"label.file: {p}:{n}: not a JSON object with instance_id and route") from None
+    for n, row, _ in jsonl_objects(p):
+        if row is None or "instance_id" not in row:
+            raise ExpertsError(f"label.file: {p}:{n}: not a JSON object with instance_id and route")
+        out[str(row["instance_id"])] = row.get("route")
     return out
 
 
