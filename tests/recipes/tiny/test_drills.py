@@ -45,8 +45,13 @@ def test_edit_drill_targets_the_cited_line_and_restores_it():
         made += 1
         failure, grep, edit = msgs[2]["content"], msgs[4]["content"], _call(msgs[5]["content"])["arguments"]
         cited = [int(n) for p, n in re.findall(r"^(\S+\.py):(\d+): in ", failure, re.M) if p == "pkg/lib.py"]
-        assert grep.count(edit["old_str"]) == 1 and f"{cited[-1]}-{edit['old_str']}" in grep
-        assert CODE.splitlines()[cited[-1] - 1] == edit["new_str"] != edit["old_str"]
+        shown = grep.splitlines()[cited[-1] - int(grep.split(":", 1)[0])].split("-", 1)[1]  # the cited line
+        # the minimal unique edit: a span of the cited line, unique in the file, restoring it
+        assert edit["old_str"] in shown and len(edit["old_str"]) < len(shown.strip())
+        lines = CODE.splitlines()
+        buggy = "\n".join(lines[: cited[-1] - 1] + [shown] + lines[cited[-1]:]) + "\n"
+        assert buggy.count(edit["old_str"]) == 1  # unique in the whole (mutated) file
+        assert shown.replace(edit["old_str"], edit["new_str"]) == CODE.splitlines()[cited[-1] - 1]
         assert cited[-1] != 9
         fn = re.search(r'def (\w+)\(', _call(msgs[3]["content"])["arguments"]["cmd"]).group(1)
         assert f"in {fn}\n" in failure + "\n"

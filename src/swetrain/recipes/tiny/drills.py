@@ -10,7 +10,8 @@ those need no sandbox: the observations are rendered in the exact formats the ag
 * ``locate``: issue + a pytest ``--tb=short`` failure (frames ``path:line: in function``) ->
   ``grep -n -A 20 "def F(" P`` for the function the issue names, else the deepest non-test frame.
 * ``edit``: the same, then the grep's real output on a mutated copy of the file -> ``str_replace``
-  of the line the traceback cites with its un-mutated text (the inverse edit).
+  on the line the traceback cites, restoring its un-mutated text (the inverse edit) with the
+  shortest unique span around the change (:func:`~swetrain.agent.scripted_repair.minimal_edit`).
 
 Functions come from real source files: the built-in TRAIN repositories (never a held-out
 repository, never a line a held-out task changes) and the Python standard library; the bug is one
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from swetrain.agent.format import tool_call_text
-from swetrain.agent.scripted_repair import GREP_AFTER, TEST_CMD, _functions, grep_cmd
+from swetrain.agent.scripted_repair import GREP_AFTER, TEST_CMD, _functions, edit_strings, grep_cmd
 
 _ERRORS = (
     "AssertionError: assert {a} == {b}",
@@ -172,10 +173,13 @@ def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set
         {"role": "assistant", "content": tool_call_text("execute_bash", {"cmd": grep_cmd(src.path, name)})},
     ]
     if kind == "edit":
+        # the shortest unique span around the change (scripted_repair.minimal_edit), as in the
+        # demonstrations: a few tokens to copy instead of the whole line
+        old_str, new_str = edit_strings(shown, line, old_lines[line - 1])
         msgs += [
             {"role": "tool", "content": grep_output(shown, src.path, name)},
             {"role": "assistant", "content": tool_call_text(
-                "file_editor", {"command": "str_replace", "path": src.path, "old_str": code, "new_str": old_lines[line - 1]})},
+                "file_editor", {"command": "str_replace", "path": src.path, "old_str": old_str, "new_str": new_str})},
         ]
     return msgs
 
