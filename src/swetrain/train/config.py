@@ -36,6 +36,29 @@ class TasksConfig(_Section):
     shuffle: bool = True  # shuffle the task order once per pass (seeded)
 
 
+#: rollout.generator values: what generates the rollouts of a training step
+GENERATORS = ("hf", "vllm")
+
+
+class VLLMGeneratorConfig(_Section):
+    """The in-process vLLM engine of ``rollout.generator=vllm``
+    (:class:`swetrain.policy.vllm_backend.VLLMPolicy`, built from the policy's model folder)."""
+
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"  # auto: the checkpoint's dtype
+    kv_cache_mb: int | None = Field(default=None, ge=16)  # KV cache size (None: 512 MiB on CPU, a memory share on GPU)
+    gpu_memory_utilization: float = Field(default=0.5, gt=0.0, le=1.0)  # GPU share when kv_cache_mb is None
+    max_model_len: int | None = Field(default=None, ge=64)  # engine window (None: the model's)
+
+    def policy_kwargs(self, seed: int) -> dict[str, Any]:
+        """Keyword arguments of ``VLLMPolicy`` for this section."""
+        kwargs: dict[str, Any] = {"dtype": self.dtype, "gpu_memory_utilization": self.gpu_memory_utilization, "seed": seed}
+        if self.kv_cache_mb is not None:
+            kwargs["kv_cache_memory_bytes"] = int(self.kv_cache_mb) << 20
+        if self.max_model_len is not None:
+            kwargs["max_model_len"] = self.max_model_len
+        return kwargs
+
+
 class RolloutConfig(_Section):
     """How trajectories are sampled each step (FC-SWE: G chains x R attempts)."""
 
@@ -59,6 +82,40 @@ class RolloutConfig(_Section):
     max_output_tokens: int | None = Field(default=None, ge=1)  # generated tokens per attempt (None: no limit)
     max_infra_retries: int = Field(default=2, ge=0)  # re-runs of an attempt lost to an infrastructure failure
     verify_timeout_s: float = Field(default=300.0, gt=0.0)
+    # what generates the rollouts: hf = transformers (HFPolicy; on CPU the very module being
+    # trained), vllm = an in-process vLLM engine that gets the trainer's weights after each update
+    generator: str = "hf"
+    vllm: VLLMGeneratorConfig = Field(default_factory=VLLMGeneratorConfig)  # used by generator=vllm
+
+    @field_validator("generator")
+    @classmethod
+    def _known_generator(cls, value: str) -> str:
+        if value == "openai" or value.startswith("openai:"):
+            raise ValueError(
+                "not supported in training: the trainer pushes its weights to the generator after "
+                "every update, which an OpenAI-compatible (vLLM/SGLang) server cannot take; use "
+                "generator=vllm (in-process engine) or hf"
+            )
+        if value not in GENERATORS:
+            raise ValueError(f"unknown generator {value!r}; choose one of {', '.join(GENERATORS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _generator_rules(self) -> RolloutConfig:
+        if self.generator == "vllm":
+            if self.backend == "ray":
+                raise ValueError("rollout.generator=vllm: not supported with rollout.backend=ray "
+                                 "(Ray actors build their own transformers policy)")
+            if self.top_p < 1.0 or self.top_k > 0:
+                # vLLM's processed_logprobs are taken after top-p/top-k truncation (renormalised),
+                # the transformers generator reports the untruncated tempered log-prob: the
+                # behaviour log-probs the trainer reads would change meaning with the generator
+                raise ValueError(
+                    f"rollout.generator=vllm needs rollout.top_p=1 and rollout.top_k=0 (got top_p={self.top_p:g}, "
+                    f"top_k={self.top_k}): vLLM reports behaviour log-probs after truncation, the trainer's "
+                    "convention is the untruncated tempered distribution"
+                )
+        return self
 
     def engine_config(self, seed: int) -> Any:
         """The rollout engine's :class:`swetrain.rollout.engine.RolloutConfig` for this section: the

