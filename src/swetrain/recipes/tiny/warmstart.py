@@ -411,12 +411,14 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[d
 def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     import random
 
-    from swetrain.policy.threads import configure_torch_threads
+    from swetrain.policy.threads import configure_torch_threads, update_threads
     from swetrain.rollout.store import TrajectoryStore
     from swetrain.tasks.builtin import load_builtin
     from swetrain.train.sft import SFTConfig, SFTTrainer, sample_for_sft
 
-    configure_torch_threads()
+    # nothing else runs during a build: every usable core (SWETRAIN_UPDATE_THREADS), not the
+    # rollout phase's 1 thread per process
+    configure_torch_threads(update_threads())
     started = time.monotonic()
     base_path = _base_path(base)
     trainer = SFTTrainer.from_pretrained(
