@@ -12,7 +12,8 @@ def _pct(v: float | None) -> str:
 
 
 def plot_reward(metrics: list[dict[str, Any]], path: Path) -> Path:
-    """Reward (mean verifier reward of the step's attempts) and Resolved@1 of rollouts per step."""
+    """Reward (mean verifier reward of the step's attempts) and the rollouts' first-attempt success
+    (Resolved@1) and success within two attempts (Resolved@2) per step."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -21,22 +22,27 @@ def plot_reward(metrics: list[dict[str, Any]], path: Path) -> Path:
     steps = [m["step"] for m in metrics]
     fig, ax = plt.subplots(figsize=(6, 3.5))
     ax.plot(steps, [m.get("reward/mean", 0.0) or 0.0 for m in metrics], marker="o", label="mean reward")
-    if any("rollout/resolved@1" in m for m in metrics):
-        ax.plot(steps, [m.get("rollout/resolved@1") or 0.0 for m in metrics], marker="s", label="rollout Resolved@1")
+    for key, marker, label in (("rollout/resolved@1", "s", "first attempt (rollout R@1)"),
+                               ("rollout/resolved@2", "^", "within 2 attempts (rollout R@2)")):
+        if any(key in m for m in metrics):
+            ax.plot(steps, [m.get(key) or 0.0 for m in metrics], marker=marker, label=label)
     ax.set_xlabel("RL step")
     ax.set_ylabel("fraction")
     ax.set_ylim(-0.02, 1.02)
-    ax.set_title("Training reward per step")
+    ax.set_title("Training reward and rollout success per step")
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
 
 
-def plot_before_after(before: dict[str, float], after: dict[str, float], path: Path) -> Path:
-    """Grouped bars: Resolved@1, Resolved@2, conditional recovery before vs after training."""
+def plot_before_after(before: dict[str, float], after: dict[str, float], path: Path,
+                      paired: list[dict[str, Any]] | None = None) -> Path:
+    """Grouped bars (each labelled with its value, so a chart of zeros still reads) of Resolved@1,
+    Resolved@2 and conditional recovery before vs after training; with ``paired``, a second panel
+    with each paired after - before difference and its bootstrap 95% interval."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -44,15 +50,30 @@ def plot_before_after(before: dict[str, float], after: dict[str, float], path: P
 
     keys = ["resolved_at_1", "resolved_at_2", "conditional_recovery"]
     labels = ["Resolved@1", "Resolved@2", "Cond. recovery"]
-    x = range(len(keys))
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.bar([i - 0.2 for i in x], [before[k] for k in keys], width=0.4, label="before")
-    ax.bar([i + 0.2 for i in x], [after[k] for k in keys], width=0.4, label="after")
-    ax.set_xticks(list(x), labels)
-    ax.set_ylim(0, 1)
+    x = list(range(len(keys)))
+    panels = 2 if paired else 1
+    fig, axes = plt.subplots(1, panels, figsize=(6 + 3.5 * (panels - 1), 3.5), squeeze=False)
+    ax = axes[0][0]
+    for shift, name, values in ((-0.2, "before", before), (0.2, "after", after)):
+        heights = [values.get(k) or 0.0 for k in keys]
+        bars = ax.bar([i + shift for i in x], heights, width=0.4, label=name)
+        ax.bar_label(bars, labels=[f"{100 * h:.1f}%" for h in heights], fontsize=7, padding=1)
+    ax.set_xticks(x, labels)
+    ax.set_ylim(0, max(0.1, 1.15 * max([before.get(k) or 0.0 for k in keys] + [after.get(k) or 0.0 for k in keys])))
     ax.set_ylabel("fraction of held-out tasks")
     ax.set_title("Held-out evaluation before vs after RL")
     ax.legend()
+    if paired:
+        ax2 = axes[0][1]
+        ok = [p for p in paired if p.get("diff") is not None]
+        ys = [100 * p["diff"] for p in ok]
+        err = [[100 * (p["diff"] - p["ci_low"]) for p in ok], [100 * (p["ci_high"] - p["diff"]) for p in ok]]
+        ax2.errorbar(range(len(ok)), ys, yerr=err, fmt="o", capsize=6)
+        ax2.axhline(0, color="grey", lw=0.8)
+        ax2.set_xticks(range(len(ok)), [p["metric"].replace("resolved_at_", "Resolved@") for p in ok])
+        ax2.set_xlim(-0.6, len(ok) - 0.4)
+        ax2.set_ylabel("after - before (points)")
+        ax2.set_title("Paired difference, 95% CI")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -74,7 +95,8 @@ def write_report(
     plots = []
     if metrics:
         plots.append(plot_reward(metrics, run_dir / "reward.png").name)
-    plots.append(plot_before_after(before, after, run_dir / "resolved_before_after.png").name)
+    paired = [p for p in (summary.get("paired_at_1"), summary.get("paired")) if p]
+    plots.append(plot_before_after(before, after, run_dir / "resolved_before_after.png", paired or None).name)
     lines = [
         "# swetrain run report",
         "",
@@ -91,12 +113,19 @@ def write_report(
         b, a = before.get(key), after.get(key)
         delta = "" if b is None or a is None else f"{100 * (a - b):+.1f} pp"
         lines.append(f"| {label} | {_pct(b)} | {_pct(a)} | {delta} |")
+    for p in paired:
+        if p.get("diff") is not None:
+            lines.append(f"\nPaired {p['metric'].replace('resolved_at_', 'Resolved@')} after - before over {p['n_tasks']} tasks: "
+                         f"{100 * p['diff']:+.1f} points, 95% bootstrap interval [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}]"
+                         f" ({p.get('improved', '?')} tasks improved, {p.get('regressed', '?')} regressed).")
     lines += ["", "## Training", ""]
     if metrics:
-        lines += ["| step | reward | rollout R@1 | loss | grad norm | step time (s) |", "|---:|---:|---:|---:|---:|---:|"]
+        lines += ["| step | reward | first attempt (rollout R@1) | within 2 attempts (rollout R@2) | loss | grad norm | step time (s) |",
+                  "|---:|---:|---:|---:|---:|---:|---:|"]
         for m in metrics:
             lines.append(
                 f"| {m['step']} | {m.get('reward/mean', 0.0) or 0.0:.3f} | {m.get('rollout/resolved@1', 0.0) or 0.0:.3f} | "
+                f"{m.get('rollout/resolved@2', 0.0) or 0.0:.3f} | "
                 f"{m.get('loss', 0.0) or 0.0:.4f} | {m.get('grad_norm', 0.0) or 0.0:.3f} | {m.get('time/step_s', 0.0) or 0.0:.1f} |"
             )
     lines += ["", "## Plots", ""] + [f"![{p}]({p})" for p in plots]

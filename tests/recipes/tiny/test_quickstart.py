@@ -19,6 +19,7 @@ def test_quickstart_tiny_schedule(tmp_path):
     summary = run_quickstart(
         QuickstartOptions(
             out=out, policy="tiny", steps=1, seed=0, eval_tasks=2, tasks_per_step=1, group=2, progress=False,
+            probe_tasks=2, probe_rollouts=1, rl_tasks=1,
             overrides=("rollout.max_turns=2", "rollout.max_new_tokens=16"),
         )
     )
@@ -33,6 +34,17 @@ def test_quickstart_tiny_schedule(tmp_path):
     assert list((out / "trajectories").glob("part-*.parquet"))
     assert (out / "config.yaml").is_file()
     assert on_disk["trained_checkpoint"] and (out / "checkpoints").is_dir()
+    assert on_disk["base_checkpoint"] and on_disk["eval_tasks"] == 2 == len(on_disk["eval_task_ids"])
+    paired = on_disk["paired"]
+    assert paired["metric"] == "resolved_at_2" and paired["n_tasks"] == 2
+    assert paired["ci_low"] <= paired["diff"] <= paired["ci_high"]
+    # the curriculum probed 2 train tasks; an untrained model solves none: the fallback is recorded
+    selection = json.loads((out / "curriculum" / "selection.json").read_text())
+    assert selection["probed"] == 2 and selection["fallback"] and len(selection["rl_tasks"]) == 1
+    assert (out / "curriculum" / "mastery.json").is_file()
+    report = (out / "report.md").read_text()
+    assert "Paired Resolved@2 after - before over 2 tasks" in report and "no frontier" in report
+    assert "within 2 attempts (rollout R@2)" in report
 
 
 def test_quickstart_refuses_a_foreign_out_folder(tmp_path):
@@ -46,3 +58,77 @@ def test_quickstart_refuses_a_foreign_out_folder(tmp_path):
     res = CliRunner().invoke(app, ["quickstart", "--out", str(out)])
     assert res.exit_code == 2 and "does not look like a quickstart run" in res.output
     assert (out / "notes.txt").read_text() == "not a quickstart run"  # nothing deleted
+
+
+def _run_cli(args: list[str]):
+    from typer.testing import CliRunner
+
+    from swetrain.cli import app
+
+    return CliRunner().invoke(app, ["quickstart", *args])
+
+
+def _train_only_tasks(tmp_path):
+    rows = [line for line in TASKS_FILE.read_text().splitlines() if json.loads(line).get("split") == "train"][:2]
+    path = tmp_path / "train_only.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.skipif(not TASKS_FILE.exists(), reason="the built-in suite (tasks.jsonl) is not generated in this checkout")
+def test_quickstart_bad_inputs_give_one_error_line_and_write_nothing(tmp_path):
+    blocker = tmp_path / "a_file"
+    blocker.write_text("x")
+    cases = [
+        (["--policy", "no-such-policy"], "--policy no-such-policy"),
+        (["--eval-tasks", "0"], "--eval-tasks: must be an integer >= 1 (got 0)"),
+        (["--tasks", str(_train_only_tasks(tmp_path))], "no held-out tasks"),
+        (["--out", str(blocker / "run")], "is not writable"),
+    ]
+    for args, message in cases:
+        out = tmp_path / "run"
+        full = args if "--out" in args else ["--out", str(out), *args]
+        res = _run_cli(full)
+        assert res.exit_code == 2, (args, res.output)
+        lines = [line for line in res.output.splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], (args, res.output)
+        assert not out.exists()
+
+
+def test_paired_difference_and_task_scores_on_hand_made_results():
+    from swetrain.eval.evaluate import EvalResult
+    from swetrain.recipes.tiny.quickstart import paired_difference, task_scores
+
+    nan = float("nan")
+
+    def result(per_task):
+        return EvalResult(0, 0, 0, len(per_task), 1, 0, per_task=per_task)
+
+    before = result({"a": [[0.0, 0.0]], "b": [[0.0, 1.0]], "c": [[1.0, nan]], "d": [[0.0, 0.0]]})
+    after = result({"a": [[1.0, nan]], "b": [[0.0, 1.0]], "c": [[0.0, 0.0]], "d": [[0.0, 1.0]]})
+    assert task_scores(before, 1) == {"a": 0.0, "b": 0.0, "c": 1.0, "d": 0.0}
+    assert task_scores(before, 2) == {"a": 0.0, "b": 1.0, "c": 1.0, "d": 0.0}
+    p = paired_difference(before, after, 2)
+    assert p["n_tasks"] == 4 and p["diff"] == pytest.approx(0.25) and (p["improved"], p["regressed"]) == (2, 1)
+    assert p["ci_low"] <= 0.25 <= p["ci_high"] and p["ci_low"] < 0  # 4 tasks: the interval is wide
+
+
+def test_curriculum_selection_trains_on_the_frontier_and_says_when_there_is_none():
+    from types import SimpleNamespace
+
+    from swetrain.curriculum.mastery import MasteryMap
+    from swetrain.recipes.tiny.quickstart import select_rl_tasks
+
+    probe = [SimpleNamespace(instance_id=f"t{i}") for i in range(6)]
+    mastery = MasteryMap(policy="base")
+    for iid, wins in (("t0", 0), ("t1", 1), ("t2", 2), ("t3", 0), ("t4", 1), ("t5", 0)):
+        mastery.refresh(iid, 2, wins, "base")
+    picked, record = select_rl_tasks(mastery, probe, rl_tasks=4, seed=0)
+    # 0 < p̂ < 1 only: t1 and t4 (p̂ 0.5); t2 is mastered, t0/t3/t5 never solved (no signal)
+    assert [t.instance_id for t in picked] == ["t1", "t4"] and not record["fallback"]
+    assert record["counts"]["saturated"] == 1 and record["counts"]["hard_zero"] == 3
+    none = MasteryMap(policy="base")
+    for t in probe:
+        none.refresh(t.instance_id, 2, 0, "base")
+    picked, record = select_rl_tasks(none, probe, rl_tasks=3, seed=0)
+    assert record["fallback"] and [t.instance_id for t in picked] == ["t0", "t1", "t2"]

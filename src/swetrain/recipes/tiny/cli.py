@@ -36,44 +36,50 @@ def warmstart(
 def quickstart(
     out: Path = typer.Option(Path("runs/quickstart"), "--out", help="run directory (replaced if it holds a previous quickstart)"),
     policy: str = typer.Option("tiny-sft", "--policy", help="tiny-sft (default) | smollm2-sft | tiny | smollm2 | a model folder"),
-    steps: int = typer.Option(3, "--steps", help="FC-SWE RL steps"),
-    seed: int = typer.Option(0, "--seed"),
-    eval_tasks: int = typer.Option(12, "--eval-tasks", help="held-out tasks evaluated before and after"),
+    steps: int = typer.Option(4, "--steps", help="FC-SWE RL steps"),
+    seed: int = typer.Option(0, "--seed", help="seed of the held-out sample, the curriculum probe, RL and decoding"),
+    eval_tasks: int = typer.Option(60, "--eval-tasks", help="held-out tasks evaluated before and after"),
     tasks_per_step: int = typer.Option(2, "--tasks-per-step", help="training tasks per RL step"),
     group: int = typer.Option(4, "--group", help="FC-SWE chains per task (G)"),
+    probe_tasks: int = typer.Option(40, "--probe-tasks", help="train tasks probed for the base's mastery (0: no curriculum)"),
+    probe_rollouts: int = typer.Option(2, "--probe-rollouts", help="single-attempt rollouts per probed task"),
+    rl_tasks: int = typer.Option(8, "--rl-tasks", help="size of the RL set chosen from the mastery frontier"),
     tasks: Path = typer.Option(None, "--tasks", help="a built-in-format tasks.jsonl instead of the shipped suite"),
     overrides: list[str] = typer.Argument(None, help="extra fcswe recipe overrides key=value"),
     sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (--tasks from `swetrain env build-image`)"),
 ) -> None:
-    """The main job: base policy -> held-out eval -> FC-SWE RL -> held-out eval -> report."""
+    """The main job: base policy -> held-out eval -> curriculum -> FC-SWE RL -> held-out eval -> report."""
     from rich.console import Console
 
     from swetrain.env.cli import use_sandbox
-
-    if sandbox == "docker" and tasks is not None:
-        from swetrain.tasks.record import load_tasks
-
-        use_sandbox(sandbox, load_tasks(tasks))
-    else:
-        use_sandbox(sandbox, [])
-
-    from swetrain.recipes.tiny.quickstart import QuickstartOptions, run_quickstart
+    from swetrain.recipes.tiny.quickstart import QuickstartError, QuickstartOptions, run_quickstart
 
     console = Console()
     try:
+        if sandbox == "docker" and tasks is not None:
+            from swetrain.tasks.record import load_tasks
+
+            use_sandbox(sandbox, load_tasks(tasks))
+        else:
+            use_sandbox(sandbox, [])
         summary = run_quickstart(
             QuickstartOptions(
                 out=out, policy=policy, steps=steps, seed=seed, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step,
-                group=group, tasks_file=tasks, overrides=(f"rollout.sandbox={sandbox}", *(overrides or ())),
+                group=group, probe_tasks=probe_tasks, probe_rollouts=probe_rollouts, rl_tasks=rl_tasks, tasks_file=tasks,
+                overrides=(f"rollout.sandbox={sandbox}", *(overrides or ())),
             ),
             console,
         )
-    except FileExistsError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--out") from None
-    b, a = summary["before"], summary["after"]
+    except (QuickstartError, FileExistsError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    b, a, p = summary["before"], summary["after"], summary["paired"]
     console.print(
         f"Resolved@1 {100 * b['resolved_at_1']:.1f}% -> {100 * a['resolved_at_1']:.1f}%  |  "
         f"Resolved@2 {100 * b['resolved_at_2']:.1f}% -> {100 * a['resolved_at_2']:.1f}%  |  "
         f"conditional recovery {100 * b['conditional_recovery']:.1f}% -> {100 * a['conditional_recovery']:.1f}%"
     )
+    if p["diff"] is not None:
+        console.print(f"paired Resolved@2 after - before: {100 * p['diff']:+.1f} points, "
+                      f"95% interval [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_tasks']} tasks")
     console.print(f"report: {out / 'report.md'}   summary: {out / 'summary.json'}   ({summary['total_s']:.0f} s)")

@@ -1,15 +1,24 @@
 """The main job: ``swetrain quickstart``.
 
 Builds (or reuses) the built-in suite and the base policy (the tiny model with its SFT warm start
-by default), evaluates it on held-out tasks (Resolved@1, Resolved@2, conditional recovery), runs
-FC-SWE RL for a short schedule, evaluates again, and writes ``report.md``, plots and
-``summary.json`` into the run directory.
+by default), then:
+
+1. evaluates the base on ``eval_tasks`` held-out tasks (1 chain x 2 attempts: Resolved@1,
+   Resolved@2, conditional recovery);
+2. picks the RL tasks with the curriculum: the base's mastery on ``probe_tasks`` train tasks
+   (``probe_rollouts`` single attempts each) and the frontier selection of
+   :mod:`swetrain.curriculum.select` (0 < p̂ < 1 first), so steps are not spent on tasks that give
+   every attempt the same reward (no signal for group-relative advantages);
+3. runs FC-SWE RL on them, evaluates again on the same tasks and seeds;
+4. writes ``summary.json`` (with the paired after - before difference and its bootstrap 95%
+   interval), ``report.md`` and plots into the run directory.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import shutil
 import time
@@ -33,16 +42,23 @@ QUICKSTART_ROLLOUT = (
 )
 
 
+class QuickstartError(ValueError):
+    """A bad quickstart input (one line naming the input); nothing was written to ``--out``."""
+
+
 @dataclass
 class QuickstartOptions:
     out: Path = Path("runs/quickstart")
     policy: str = "tiny-sft"
-    steps: int = 3
+    steps: int = 4
     seed: int = 0
-    eval_tasks: int = 12
+    eval_tasks: int = 60
     eval_chains: int = 1
     tasks_per_step: int = 2
     group: int = 4
+    probe_tasks: int = 40  # train tasks whose base mastery picks the RL set (0: no curriculum)
+    probe_rollouts: int = 2
+    rl_tasks: int = 8  # size of the RL set chosen by the frontier selection
     overrides: tuple[str, ...] = ()
     progress: bool = True
     tasks_file: Path | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
@@ -61,34 +77,113 @@ def _heldout(n: int, seed: int, tasks_file: Path | None = None) -> list[Any]:
     return tasks[:n]
 
 
-def _prepare_out(out: Path) -> None:
+def _check_options(opts: QuickstartOptions) -> None:
+    for name, value, low in (("--eval-tasks", opts.eval_tasks, 1), ("--steps", opts.steps, 1),
+                             ("--tasks-per-step", opts.tasks_per_step, 1), ("--group", opts.group, 1),
+                             ("--probe-tasks", opts.probe_tasks, 0), ("--probe-rollouts", opts.probe_rollouts, 1),
+                             ("--rl-tasks", opts.rl_tasks, 1)):
+        if not isinstance(value, int) or value < low:
+            raise QuickstartError(f"{name}: must be an integer >= {low} (got {value!r})")
+    if opts.tasks_file is not None and not Path(opts.tasks_file).is_file():
+        raise QuickstartError(f"--tasks {opts.tasks_file}: no such file")
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an ``--out`` that is not a directory we may (re)create, before anything is written."""
+    if out.exists() and not out.is_dir():
+        raise QuickstartError(f"--out {out}: exists and is not a directory")
     if out.exists() and any(out.iterdir()):
         markers = ("summary.json", "config.yaml", "eval_before", "checkpoints")
         if not any((out / m).exists() for m in markers):
-            raise FileExistsError(f"--out {out} exists and does not look like a quickstart run; choose another folder")
+            raise QuickstartError(f"--out {out}: exists and does not look like a quickstart run; choose another folder")
+    parent = out if out.exists() else next((p for p in out.parents if p.exists()), Path("."))
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise QuickstartError(f"--out {out}: {parent} is not writable")
+
+
+def _prepare_out(out: Path) -> None:
+    _check_out(out)
+    if out.exists() and any(out.iterdir()):
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
 
 
+def task_scores(result: Any, k: int) -> dict[str, float]:
+    """Per task: the fraction of its chains resolved within the first ``k`` attempts."""
+    return {iid: sum(any(v == 1 for v in chain[:k]) for chain in chains) / len(chains)
+            for iid, chains in result.per_task.items() if chains}
+
+
+def paired_difference(before: Any, after: Any, k: int, seed: int = 0) -> dict[str, Any]:
+    """After - before Resolved@k over the tasks both evaluations scored, with a paired bootstrap
+    95% interval (:func:`swetrain.eval.metrics.paired_bootstrap`)."""
+    from swetrain.eval.metrics import paired_bootstrap
+
+    b, a = task_scores(before, k), task_scores(after, k)
+    ids = sorted(set(a) & set(b))
+    if not ids:
+        return {"metric": f"resolved_at_{k}", "n_tasks": 0, "diff": None, "ci_low": None, "ci_high": None}
+    ci = paired_bootstrap([a[i] for i in ids], [b[i] for i in ids], seed=seed)
+    return {"metric": f"resolved_at_{k}", "n_tasks": len(ids), "diff": ci.mean_diff, "ci_low": ci.low,
+            "ci_high": ci.high, "level": ci.level,
+            "improved": sum(a[i] > b[i] for i in ids), "regressed": sum(a[i] < b[i] for i in ids)}
+
+
+def select_rl_tasks(mastery: Any, probe: list[Any], rl_tasks: int, seed: int) -> tuple[list[Any], dict[str, Any]]:
+    """The RL set: the frontier of the base's mastery on the probed train tasks (0 < p̂ < 1 first,
+    never-solved tasks only as the selector's small evidence share). When the base solved none of
+    them there is no frontier: the probed tasks are used as they are, and the record says so."""
+    from swetrain.curriculum.select import FrontierConfig, select_frontier
+
+    sel = select_frontier(mastery, [t.instance_id for t in probe], FrontierConfig(max_tasks=rl_tasks, seed=seed))
+    chosen = set(sel.selected)
+    picked = [t for t in probe if t.instance_id in chosen]
+    record = {"probed": len(probe), "counts": sel.counts(), "frontier": sel.frontier, "evidence": sel.evidence,
+              "p_hat": {t.instance_id: mastery.p_hat(t.instance_id) for t in probe}, "fallback": not picked}
+    if not picked:
+        picked = probe[:rl_tasks]
+    record["rl_tasks"] = [t.instance_id for t in picked]
+    return picked, record
+
+
 def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, Any]:
-    """Run the quickstart; returns ``summary.json``'s content."""
+    """Run the quickstart; returns ``summary.json``'s content. Bad inputs raise
+    :class:`QuickstartError` before anything is written to ``opts.out``."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from swetrain.curriculum.mastery import MasteryMap, estimate_mastery
     from swetrain.eval.evaluate import evaluate_policy
-    from swetrain.eval.report import write_report
     from swetrain.policy.hf import HFPolicy
+    from swetrain.policy.spec import resolve_policy_path
     from swetrain.policy.threads import configure_torch_threads
     from swetrain.train.config import load_config
-    from swetrain.train.metrics import read_metrics
-    from swetrain.policy.spec import resolve_policy_path
     from swetrain.train.rl import RLTrainer
 
     console = console or Console()
+    _check_options(opts)
+    out = Path(opts.out)
+    _check_out(out)
+    try:
+        heldout = _heldout(opts.eval_tasks, opts.seed, opts.tasks_file)
+        train_tasks = _suite("train", opts.tasks_file)
+    except (OSError, ValueError) as exc:
+        raise QuickstartError(f"--tasks {opts.tasks_file}: {exc}") from None
+    where = f"--tasks {opts.tasks_file}" if opts.tasks_file else "the built-in suite"
+    if not heldout:
+        raise QuickstartError(f"{where}: no held-out tasks (split 'heldout') to evaluate on")
+    if not train_tasks:
+        raise QuickstartError(f"{where}: no train tasks (split 'train') to train on")
+    try:
+        config = load_config("fcswe", overrides=[
+            f"train.steps={opts.steps}", f"train.save_every={max(1, opts.steps // 2)}", f"seed={opts.seed}",
+            f"rollout.tasks_per_step={opts.tasks_per_step}", f"rollout.group={opts.group}", "logging.progress=false",
+            *QUICKSTART_ROLLOUT, *opts.overrides,
+        ])
+    except ValueError as exc:
+        raise QuickstartError(f"overrides: {exc}") from None
     configure_torch_threads()
     started = time.monotonic()
-    out = Path(opts.out)
-    _prepare_out(out)
     timings: dict[str, float] = {}
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -96,72 +191,78 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
     )
     with progress:
         t0 = time.monotonic()
-        heldout = _heldout(opts.eval_tasks, opts.seed, opts.tasks_file)
-        train_tasks = _suite("train", opts.tasks_file)
-        base_path = resolve_policy_path(opts.policy, progress=progress)
+        try:
+            base_path = resolve_policy_path(opts.policy, progress=progress)
+        except (ValueError, FileNotFoundError) as exc:
+            raise QuickstartError(f"--policy {opts.policy}: {exc}") from None
+        _prepare_out(out)
         timings["prepare_s"] = time.monotonic() - t0
-        config = load_config(
-            "fcswe",
-            overrides=[
-                f"train.steps={opts.steps}",
-                f"train.save_every={max(1, opts.steps // 2)}",
-                f"seed={opts.seed}",
-                f"rollout.tasks_per_step={opts.tasks_per_step}",
-                f"rollout.group={opts.group}",
-                "logging.progress=false",
-                *QUICKSTART_ROLLOUT,
-                *opts.overrides,
-            ],
-        )
         config.policy = str(base_path)
         ro = config.rollout
-        eval_kwargs = dict(
-            chains=opts.eval_chains,
-            attempts=2,
-            context_variant="patch+verifier",
-            seed=opts.seed + 12345,
-            max_turns=ro.max_turns,
-            max_new_tokens=ro.max_new_tokens,
-            max_context_tokens=ro.max_context_tokens,
-            temperature=ro.temperature,
-            workers=ro.workers,
-        )
+        run_kwargs = dict(max_turns=ro.max_turns, max_new_tokens=ro.max_new_tokens,
+                          max_context_tokens=ro.max_context_tokens, temperature=ro.temperature, workers=ro.workers)
+        eval_kwargs = dict(chains=opts.eval_chains, attempts=2, context_variant="patch+verifier",
+                           seed=opts.seed + 12345, **run_kwargs)
 
-        def eval_bar(label: str):
-            bar = progress.add_task(label, total=len(heldout) * opts.eval_chains)
-            return bar, (lambda result: progress.advance(bar))
+        def bar(label: str, total: int):
+            task = progress.add_task(label, total=total)
+            return lambda result: progress.advance(task)
 
         t0 = time.monotonic()
-        _, cb = eval_bar("evaluate base policy (held-out)")
         base_policy = HFPolicy(base_path)
-        before = evaluate_policy(base_policy, heldout, out / "eval_before", on_result=cb, **eval_kwargs)
+        before = evaluate_policy(base_policy, heldout, out / "eval_before",
+                                 on_result=bar("evaluate base policy (held-out)", len(heldout) * opts.eval_chains), **eval_kwargs)
         timings["eval_before_s"] = time.monotonic() - t0
+
+        t0 = time.monotonic()
+        curriculum: dict[str, Any] = {"probed": 0, "fallback": True, "rl_tasks": None}
+        rl_tasks = train_tasks
+        if opts.probe_tasks:
+            probe = list(train_tasks)
+            random.Random(opts.seed).shuffle(probe)
+            probe = probe[: opts.probe_tasks]
+            mastery = MasteryMap(policy=str(base_path))
+            estimate_mastery(base_policy, probe, out / "curriculum", mastery, phase="base", rollouts=opts.probe_rollouts,
+                             seed=opts.seed + 777, on_result=bar("curriculum: base mastery (train)", len(probe) * opts.probe_rollouts),
+                             **run_kwargs)
+            mastery.save(out / "curriculum" / "mastery.json")
+            rl_tasks, curriculum = select_rl_tasks(mastery, probe, opts.rl_tasks, opts.seed)
+            (out / "curriculum" / "selection.json").write_text(json.dumps(curriculum, indent=1) + "\n")
+        timings["curriculum_s"] = time.monotonic() - t0
         del base_policy
 
         t0 = time.monotonic()
         rl_bar = progress.add_task(f"FC-SWE RL ({opts.steps} steps)", total=opts.steps)
 
         def on_step(step: int, metrics: dict[str, Any]) -> None:
-            progress.update(
-                rl_bar, completed=step,
-                description=f"FC-SWE RL step {step}/{opts.steps} reward {metrics.get('reward/mean', 0.0):.2f}",
-            )
+            progress.update(rl_bar, completed=step,
+                            description=f"FC-SWE RL step {step}/{opts.steps} reward {metrics.get('reward/mean', 0.0):.2f}")
 
-        trainer = RLTrainer(config, out, tasks=train_tasks, policy_path=base_path, on_step=on_step)
+        trainer = RLTrainer(config, out, tasks=rl_tasks, policy_path=base_path, on_step=on_step)
         trainer.train()
         timings["rl_s"] = time.monotonic() - t0
 
         t0 = time.monotonic()
-        _, cb = eval_bar("evaluate trained policy (held-out)")
-        after = evaluate_policy(trainer.policy, heldout, out / "eval_after", on_result=cb, **eval_kwargs)
+        after = evaluate_policy(trainer.policy, heldout, out / "eval_after",
+                                on_result=bar("evaluate trained policy (held-out)", len(heldout) * opts.eval_chains), **eval_kwargs)
         timings["eval_after_s"] = time.monotonic() - t0
 
+    return _write_summary(opts, out, config, base_path, trainer, before, after, curriculum, timings, started)
+
+
+def _write_summary(opts: QuickstartOptions, out: Path, config: Any, base_path: Path, trainer: Any, before: Any, after: Any,
+                   curriculum: dict[str, Any], timings: dict[str, float], started: float) -> dict[str, Any]:
+    from swetrain.eval.report import write_report
     from swetrain.train.checkpoint import latest_checkpoint
+    from swetrain.train.metrics import read_metrics
 
     ckpt = latest_checkpoint(out)
+    paired = paired_difference(before, after, 2, seed=opts.seed)
     summary = {
         "before": before.headline(),
         "after": after.headline(),
+        "paired": paired,
+        "paired_at_1": paired_difference(before, after, 1, seed=opts.seed),
         "steps": trainer.step,
         "base_checkpoint": str(base_path),
         "trained_checkpoint": str(ckpt / "model") if ckpt else None,
@@ -169,16 +270,43 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
         "recipe": "fcswe",
         "seed": opts.seed,
         "eval_tasks": before.n_tasks,
+        "eval_task_ids": sorted(before.per_task),
         "eval_chains": opts.eval_chains,
+        "curriculum": {k: v for k, v in curriculum.items() if k != "p_hat"},
         "eval_before": before.to_dict(),
         "eval_after": after.to_dict(),
         "timings_s": {k: round(v, 1) for k, v in timings.items()},
         "total_s": round(time.monotonic() - started, 1),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    notes = [
-        f"Total wall time {summary['total_s']:.0f} s ({', '.join(f'{k} {v:.0f}' for k, v in summary['timings_s'].items())}).",
-        "Held-out numbers come from few tasks and one sampling seed: differences of a few points are noise.",
-    ]
-    write_report(out, summary=summary, metrics=read_metrics(out), config=config.model_dump(mode="json"), notes=notes)
+    write_report(out, summary=summary, metrics=read_metrics(out), config=config.model_dump(mode="json"),
+                 notes=_notes(summary))
     return summary
+
+
+def _notes(summary: dict[str, Any]) -> list[str]:
+    """Plain statements of what the run shows (whatever the result)."""
+    p = summary["paired"]
+    cur = summary["curriculum"]
+    notes = [f"Total wall time {summary['total_s']:.0f} s "
+             f"({', '.join(f'{k} {v:.0f}' for k, v in summary['timings_s'].items())})."]
+    if p["diff"] is None:
+        notes.append("No task was scored both before and after: no paired comparison.")
+    else:
+        verdict = ("RL improved held-out Resolved@2: the 95% interval excludes 0." if p["ci_low"] > 0 else
+                   "RL made held-out Resolved@2 worse: the 95% interval excludes 0." if p["ci_high"] < 0 else
+                   "No significant change of held-out Resolved@2: the 95% interval includes 0.")
+        notes.append(f"{verdict} After - before = {100 * p['diff']:+.1f} points "
+                     f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_tasks']} tasks "
+                     f"({p['improved']} improved, {p['regressed']} regressed).")
+    if cur.get("probed"):
+        if cur.get("fallback"):
+            notes.append(f"Curriculum: the base solved none of the {cur['probed']} probed train tasks, so there was no "
+                         "frontier; RL ran on probed tasks without reward signal.")
+        else:
+            c = cur.get("counts", {})
+            notes.append(f"Curriculum: {c.get('frontier', 0)} frontier tasks (0 < p̂ < 1) and {c.get('evidence', 0)} "
+                         f"evidence tasks of {cur['probed']} probed train tasks were trained on.")
+    if summary["before"]["resolved_at_1"] == 0:
+        notes.append("The base resolved no held-out task on the first attempt: RL has little signal to work with.")
+    return notes
