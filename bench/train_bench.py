@@ -10,8 +10,14 @@ step's time goes.
 2. RL step split. From a run's ``metrics.jsonl`` (``time/rollout_s``, ``time/update_s``) and its
    trajectories' timings: generation, tools, verifier and diff seconds summed over episodes.
    Episodes run in parallel, so these sums can exceed the rollout wall time.
+3. Generators (``--generators hf,vllm``): the same short RL run (``fcswe``, the same tasks, seed and
+   sampling settings) once per ``rollout.generator``, and their step splits side by side: engine
+   start, rollout, update, weight sync, generation seconds, generated tokens and generation tokens
+   per second (tokens / summed ``generate_s``). ``vllm`` needs vLLM importable (CPU: the
+   ``.venv-vllm`` of ``.ci/vllm``); without it its column says so and the rest still runs.
 
 Usage: python bench/train_bench.py --data RUN_DIR [--policy tiny-sft|PATH] [--repeats 2] [--json]
+       python bench/train_bench.py --generators hf,vllm [--policy tiny-sft] [--steps 2] [--json]
 (RUN_DIR: any ``swetrain train`` run, e.g. a ``swetrain experts`` phase's ``run/`` folder)
 """
 
@@ -99,21 +105,130 @@ def step_split(run_dir):
     }
 
 
+GENERATOR_ROLLOUT = (  # the quickstart's sampling settings (tiny-sft imitates ~2,100-token episodes)
+    "rollout.max_new_tokens=192", "rollout.max_context_tokens=3072", "rollout.temperature=0.5",
+    "logging.progress=false", "logging.tensorboard=false", "train.save_every=1000",
+)
+
+
+def generator_run(generator, path, tasks, out, args):
+    """One short ``fcswe`` run with ``rollout.generator=generator``; its step split."""
+    from swetrain.train.config import load_config
+    from swetrain.train.rl import RLTrainer
+
+    overrides = [f"rollout.generator={generator}", f"train.steps={args.steps}", f"seed={args.seed}",
+                 f"rollout.tasks_per_step={args.tasks_per_step}", f"rollout.group={args.group}",
+                 f"rollout.workers={args.workers}", *GENERATOR_ROLLOUT]
+    if generator == "vllm":  # float32 like the trainer; a KV cache that fits a small machine
+        overrides += ["rollout.vllm.dtype=float32", "rollout.vllm.kv_cache_mb=256", "rollout.vllm.max_model_len=4096"]
+    t0 = time.perf_counter()
+    trainer = RLTrainer(load_config("fcswe", overrides=overrides), out, tasks=tasks, policy_path=path)
+    start_s = time.perf_counter() - t0
+    trainer.train()
+    split = step_split(out)
+    rows = [json.loads(x) for x in open(os.path.join(out, "metrics.jsonl")) if x.strip()]
+    from swetrain.rollout.store import TrajectoryStore
+
+    trajs = TrajectoryStore(out).read_all()
+    tokens = sum(int(t.output_tokens) for t in trajs)
+    gen_s = split["episode_sums_s"].get("generate_s", 0.0)
+    return {
+        "start_s": start_s,
+        "rollout_s": split["rollout_s"],
+        "update_s": split["update_s"],
+        "sync_s": sum(r.get("time/sync_s", 0.0) for r in rows),
+        "step_s": split["step_s"],
+        "generate_s": gen_s,
+        "episodes": len(trajs),
+        "output_tokens": tokens,
+        "gen_tok_per_s": tokens / gen_s if gen_s else None,
+        "rollout_s_per_step": [r.get("time/rollout_s", 0.0) for r in rows],
+    }
+
+
+def compare_generators(args, path):
+    """Part 3: the step split of each generator (a column each)."""
+    import tempfile
+
+    from swetrain.policy.vllm_backend import vllm_available
+    from swetrain.tasks.builtin import load_builtin
+
+    tasks = list(load_builtin(split="train"))[: max(args.tasks_per_step * args.steps, 1)]
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="train-bench-") as tmp:
+        for generator in args.generators:
+            if generator == "vllm" and not vllm_available():
+                out[generator] = {"skipped": "vLLM is not importable here (CPU: the .venv-vllm of bash .ci/vllm)"}
+                continue
+            out[generator] = generator_run(generator, path, tasks, os.path.join(tmp, generator), args)
+    return out
+
+
+def print_generators(res, args):
+    rows = [("engine start s", "start_s", "{:.1f}"), ("rollout s", "rollout_s", "{:.1f}"), ("update s", "update_s", "{:.1f}"),
+            ("weight sync s", "sync_s", "{:.2f}"), ("step s", "step_s", "{:.1f}"), ("generation s (episodes)", "generate_s", "{:.1f}"),
+            ("episodes", "episodes", "{}"), ("generated tokens", "output_tokens", "{}"), ("generation tok/s", "gen_tok_per_s", "{:.0f}")]
+    names = list(res)
+    print(f"generators ({args.steps} fcswe steps x {args.tasks_per_step} task x {args.group} chains, {args.workers} worker(s)):")
+    print(f"  {'':26}" + "".join(f"{n:>14}" for n in names))
+    for label, key, fmt in rows:
+        cells = []
+        for n in names:
+            v = res[n].get(key)
+            cells.append("-" if v is None else fmt.format(v))
+        print(f"  {label:26}" + "".join(f"{c:>14}" for c in cells))
+    for n in names:
+        if "skipped" in res[n]:
+            print(f"  {n}: {res[n]['skipped']}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", required=True)
+    ap.add_argument("--data", help="a swetrain train run directory: update throughput + its step split")
     ap.add_argument("--policy", default="tiny-sft")
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--generators", help="comma list of rollout.generator values to compare (hf,vllm)")
+    ap.add_argument("--steps", type=int, default=2, help="--generators: RL steps per run")
+    ap.add_argument("--tasks-per-step", type=int, default=1)
+    ap.add_argument("--group", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if not args.data and not args.generators:
+        ap.error("give --data RUN_DIR and/or --generators hf,vllm")
+    if args.generators:
+        from swetrain.train.config import GENERATORS
 
-    from transformers import AutoTokenizer
+        args.generators = [g.strip() for g in args.generators.split(",") if g.strip()]
+        bad = [g for g in args.generators if g not in GENERATORS]
+        if bad or not args.generators:
+            ap.error(f"--generators: unknown generator(s) {bad} (choose from {', '.join(GENERATORS)})")
+        for name in ("steps", "tasks_per_step", "group", "workers"):
+            if getattr(args, name) < 1:
+                ap.error(f"--{name.replace('_', '-')}: must be >= 1 (got {getattr(args, name)})")
 
     from swetrain.policy.spec import parse_policy_spec
-    from swetrain.policy.threads import configure_torch_threads, torch_threads, update_threads
+    from swetrain.policy.threads import configure_torch_threads
 
     configure_torch_threads()
     path = parse_policy_spec(args.policy).model_path()
+    out = {}
+    if args.data:
+        out.update(update_bench(args, path))
+    if args.generators:
+        out["generators"] = compare_generators(args, path)
+        print_generators(out["generators"], args)
+    if args.json:
+        print(json.dumps(out))
+
+
+def update_bench(args, path):
+    """Parts 1 and 2 on ``--data``."""
+    from transformers import AutoTokenizer
+
+    from swetrain.policy.threads import torch_threads, update_threads
+
     pad = AutoTokenizer.from_pretrained(path).pad_token_id or 0
     samples = _samples(args.data)
     n_tok = sum(s.n_trainable for s in samples)
@@ -142,8 +257,7 @@ def main():
         s = out["step_split"]
         print(f"RL steps: {s['steps']}, rollout {s['rollout_s']:.1f} s, update {s['update_s']:.1f} s, step {s['step_s']:.1f} s;"
               " episode sums: " + ", ".join(f"{k} {v:.1f}" for k, v in s["episode_sums_s"].items()))
-    if args.json:
-        print(json.dumps(out))
+    return out
 
 
 if __name__ == "__main__":
