@@ -156,3 +156,34 @@ def test_rl_phase_keeps_the_best_checkpoint(tmp_path, monkeypatch):
     assert info["candidates"] == {1: 0.5, 2: 1.0, 3: 1.0} and info["best_step"] == 3 and info["score"] == 1.0
     assert json.loads((tmp / "model" / "config.json").read_text())["step"] == 3
     assert not (tmp / "run" / "checkpoints").exists()
+
+
+def test_repair_sft_keeps_the_best_epoch(tmp_path, monkeypatch, tiny_path, tokenizer):
+    """Repair SFT saves every epoch and keeps the one with the best target-route score (ties: the later)."""
+    from swetrain.train.sft import SFTConfig, SFTTrainer, sample_for_sft
+    from train_helpers import TOOLS, fix_turns, make_trajectory
+
+    p = _pipe(tmp_path)
+    trainer = SFTTrainer.from_pretrained(tiny_path, SFTConfig(epochs=3, lr=1e-3, batch_tokens=64, seed=0))
+    samples = [sample_for_sft(make_trajectory(tokenizer, TOOLS, f"t{i}", fix_turns("return a < b"), resolved=True))
+               for i in range(2)]
+    weights = {}
+
+    def on_epoch_end(step, total, metrics):
+        saver(step, total, metrics)
+        if step * 3 % total == 0:
+            weights[step * 3 // total] = trainer.model.lm_head.weight.detach().clone()
+
+    saver = p.epoch_saver(trainer, tmp_path / "phase" / "epochs", 3)
+    trainer.train(samples, on_epoch_end)
+    assert sorted(d.name for d in (tmp_path / "phase" / "epochs").iterdir()) == ["epoch-1", "epoch-2", "epoch-3"]
+    scores = {"epoch-1": 0.5, "epoch-2": 1.0, "epoch-3": 0.25}
+    monkeypatch.setattr(p, "evaluate", lambda model, tasks, out: {"t": scores[model.name]})
+    best, candidates = p.best_epoch(tmp_path / "phase" / "epochs", ["t"], tmp_path / "phase")
+    assert best == 2 and candidates == {1: 0.5, 2: 1.0, 3: 0.25}
+    assert not (tmp_path / "phase" / "epochs").exists()
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    kept = AutoModelForCausalLM.from_pretrained(tmp_path / "phase" / "model", dtype=torch.float32)
+    assert torch.allclose(kept.lm_head.weight, weights[2]) and not torch.allclose(kept.lm_head.weight, weights[3])

@@ -237,6 +237,32 @@ class ExpertsPipeline:
                 "tasks": [t.instance_id for t in tasks], "steps": len(metrics),
                 "rollout_budget": rl.steps * rl.tasks_per_step * rl.group}
 
+    @staticmethod
+    def epoch_saver(trainer: Any, out: Path, epochs: int) -> Callable[[int, int, dict[str, float]], None]:
+        """An ``SFTTrainer.train`` step callback that saves the model after each epoch into
+        ``out/epoch-K`` (every epoch has the same number of optimizer steps)."""
+
+        def on_step(step: int, total: int, metrics: dict[str, float]) -> None:
+            per_epoch = max(1, total // epochs)
+            if step % per_epoch == 0 or step == total:
+                trainer.save(out / f"epoch-{min(epochs, -(-step // per_epoch))}")
+
+        return on_step
+
+    def best_epoch(self, epochs_dir: Path, evals: list[Any], tmp: Path) -> tuple[int, dict[int, float]]:
+        """Score every saved epoch on the target route's evaluation set and move the best (ties: the
+        later epoch) to ``tmp/model``; the other snapshots are deleted. Returns (best epoch, scores)."""
+        candidates: dict[int, float] = {}
+        for d in sorted(epochs_dir.glob("epoch-*"), key=lambda d: int(d.name.split("-")[1])):
+            scores = self.evaluate(d, evals, tmp / "select" / d.name)
+            candidates[int(d.name.split("-")[1])] = sum(scores.values()) / max(len(scores), 1)
+        if not candidates:
+            raise RuntimeError(f"repair SFT saved no epoch under {epochs_dir}")
+        best = max(candidates, key=lambda k: (candidates[k], k))
+        os.replace(epochs_dir / f"epoch-{best}", tmp / "model")
+        shutil.rmtree(epochs_dir, ignore_errors=True)
+        return best, candidates
+
     # -------------------------------------------------------------- phases
     def run(self) -> dict[str, Any]:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -384,13 +410,14 @@ class ExpertsPipeline:
                     return {"model": last["model"], "samples": 0, "score": last.get("score"), "stage": f"repair SFT {r}",
                             "skipped": "no verified success in the RL phase: nothing to replay (model unchanged)"}
                 trainer = SFTTrainer.from_pretrained(model, SFTConfig(epochs=ex.sft.epochs, lr=ex.sft.lr, seed=cfg.seed))
-                metrics = trainer.train([sample_for_sft(t) for t in plan])
-                trainer.save(tmp / "model")
-                scores = self.evaluate(tmp / "model", evals, tmp / "select")
+                metrics = trainer.train([sample_for_sft(t) for t in plan],
+                                        self.epoch_saver(trainer, tmp / "epochs", ex.sft.epochs))
+                best_epoch, candidates = self.best_epoch(tmp / "epochs", evals, tmp)
                 return {"model": f"{root}/r{r}-sft/model", "samples": len(plan),
                         "distinct": len({(t.instance_id, t.chain, t.attempt) for t in plan}),
                         "instances": len({t.instance_id for t in plan}), "loss": metrics.get("loss"),
-                        "score": sum(scores.values()) / max(len(scores), 1), "stage": f"repair SFT {r}"}
+                        "best_epoch": best_epoch, "candidates": candidates,
+                        "score": candidates[best_epoch], "stage": f"repair SFT {r}"}
 
             sft_info = self.phases.run(f"{root}/r{r}-sft", sft)
             sft_model = self.model_dir(sft_info["model"])
