@@ -122,6 +122,18 @@ def test_sampled_logprobs_are_what_hf_scores(engine, hf_a, prompts, temperature)
     assert alone[0].token_ids == gens[2].token_ids  # row i's seed does not depend on the batch
 
 
+def test_per_row_seeds_batch_the_calls_of_several_chains(engine, prompts):
+    """``seeds=[...]`` (the rollout engine's batcher): each row samples as its own call would."""
+    cfg = _cfg(max_new_tokens=24, temperature=1.0)
+    alone = [engine.generate([p], _cfg(max_new_tokens=24, temperature=1.0, seed=s))[0] for p, s in zip(prompts, (5, 90))]
+    batched = engine.generate(list(prompts[:2]), cfg, seeds=[5, 90])
+    assert [g.token_ids for g in batched] == [g.token_ids for g in alone]
+    for b, a in zip(batched, alone):
+        assert b.logprobs == pytest.approx(a.logprobs, abs=LP_TOL)
+    with pytest.raises(ValueError, match="seeds"):
+        engine.generate(list(prompts[:2]), cfg, seeds=[1])
+
+
 def test_score_matches_hf_including_cached_prefixes(engine, hf_a, prompts):
     import random
 

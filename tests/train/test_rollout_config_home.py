@@ -14,7 +14,8 @@ MAPPED = {
     "group": "group", "attempts": "attempts", "context_variant": "context_variant",
     "context_budget_tokens": "context_budget_tokens", "temperature": "temperature", "top_p": "top_p",
     "top_k": "top_k", "max_infra_retries": "max_infra_retries", "verify_timeout_s": "verify_timeout_s",
-    "sandbox": "sandbox", "seed": None, "limits": None,
+    "sandbox": "sandbox", "batch_generation": "batch_generation", "batch_wait_ms": "batch_wait_ms",
+    "seed": None, "limits": None,
 }
 LIMITS = {"max_turns": "max_turns", "max_context_tokens": "max_context_tokens",
           "max_tokens_per_call": "max_new_tokens", "max_wall_s": "max_wall_s", "max_output_tokens": "max_output_tokens",
@@ -33,6 +34,7 @@ def test_engine_config_carries_the_recipe_values():
         "rollout.max_turns=5", "rollout.max_new_tokens=33", "rollout.max_context_tokens=1000",
         "rollout.max_wall_s=12", "rollout.max_output_tokens=99", "rollout.max_infra_retries=0",
         "rollout.verify_timeout_s=7", "rollout.context_budget_tokens=100",
+        "rollout.batch_generation=true", "rollout.batch_wait_ms=2",
     ])
     eng = cfg.rollout.engine_config(seed=42)
     ro = cfg.rollout

@@ -165,8 +165,12 @@ class VLLMPolicy:
             detokenize=False,  # we decode the ids ourselves
         )
 
-    def generate(self, prompts: list[list[int]], config: GenerationConfig | None = None) -> list[Generation]:
-        """Sample one continuation per prompt; prompt ``i`` uses seed ``config.seed + i``.
+    def generate(
+        self, prompts: list[list[int]], config: GenerationConfig | None = None, *, seeds: list[int | None] | None = None
+    ) -> list[Generation]:
+        """Sample one continuation per prompt; prompt ``i`` uses seed ``config.seed + i``
+        (``seeds``, one per prompt, overrides them: the rollout engine's batcher sends the
+        requests of several chains in one call, each with its own seed).
 
         Stops after a token of ``config.stop_token_ids`` or an EOS id of the model's generation
         config (finish_reason "stop", the token included in ``token_ids``), or after
@@ -182,7 +186,11 @@ class VLLMPolicy:
         longest = max(len(p) for p in prompts)
         if longest >= self.max_model_len:
             raise ValueError(f"prompts: a prompt of {longest} tokens leaves no room in max_model_len={self.max_model_len}")
-        params = [self._params(config, None if config.seed is None else config.seed + i) for i in range(len(prompts))]
+        if seeds is None:
+            seeds = [None if config.seed is None else config.seed + i for i in range(len(prompts))]
+        elif len(seeds) != len(prompts):
+            raise ValueError(f"seeds: {len(seeds)} values for {len(prompts)} prompts")
+        params = [self._params(config, None if seed is None else int(seed)) for seed in seeds]
         inputs = [{"prompt_token_ids": list(p)} for p in prompts]
         _align_omp_threads()
         outputs = self.llm.generate(inputs, sampling_params=params, use_tqdm=False)

@@ -10,7 +10,10 @@ Backends (same chain code, same records for a fixed seed):
   release the GIL (tool commands and the verifier are subprocesses; torch kernels release it) or
   must be shared (one policy model in memory, not one per worker). Calls into the policy are
   serialised by a lock unless the policy says ``thread_safe = True``, so a transformers model is
-  never entered by two threads at once.
+  never entered by two threads at once. With ``batch_generation`` the concurrent chains' calls
+  are gathered into batched ``generate`` calls instead (:mod:`swetrain.rollout.batching`; each
+  chain keeps its own seeds, so the records do not change for a backend whose rows do not depend
+  on the batch).
 * ``ray``: ``workers`` Ray actors (``ray.init(num_cpus=..., include_dashboard=False)`` on this
   machine by default, or an ``address``). Each actor builds its own policy from a *spec* (a
   ``swetrain.policy.load_policy`` string, ``scripted:...``, or a picklable zero-argument factory)
@@ -69,6 +72,10 @@ class RolloutConfig:
     max_infra_retries: int = 2
     verify_timeout_s: float = 300.0
     sandbox: str | None = None  # workspace backend of chains and verifier: local | docker (None: the default)
+    # local backend, workers > 1: gather the concurrent chains' generate calls into batched calls
+    # (rollout.batching.BatchingPolicy); the oldest waiting call starts a batch after batch_wait_ms
+    batch_generation: bool = False
+    batch_wait_ms: float = 5.0
 
     def __post_init__(self) -> None:
         from swetrain.env.backend import check_sandbox, default_sandbox
@@ -82,6 +89,8 @@ class RolloutConfig:
             raise ValueError(f"context_variant {self.context_variant!r} is not one of {', '.join(CONTEXT_VARIANTS)}")
         if self.max_infra_retries < 0:
             raise ValueError(f"max_infra_retries must be >= 0, got {self.max_infra_retries}")
+        if self.batch_wait_ms < 0:
+            raise ValueError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
 
     def chain_runner(self) -> RecoveryChain:
         return RecoveryChain(self.attempts, self.context_variant, self.context_budget_tokens, self.limits)
@@ -253,6 +262,8 @@ class RolloutReport:
     infra_failures: int = 0  # tries lost to infra failures (retried or not); never scored
     dropped_parts: list[str] = field(default_factory=list)  # unreadable parts moved aside on resume
     backend_start_s: float = 0.0  # building policies / starting Ray and its actors
+    # batch_generation: generate calls of the chains, policy calls they became, prompts per call
+    generation_batches: dict[str, float] = field(default_factory=dict)
     skipped_tasks: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     metrics: dict[str, Any] = field(default_factory=dict)
@@ -359,6 +370,14 @@ class RolloutEngine:
             self._policy = build_policy(self.policy_factory)
         policy = self._policy
         if self.workers > 1 and not getattr(policy, "thread_safe", False):
+            from swetrain.rollout.batching import BatchingPolicy, supports_seeds
+
+            if self.config.batch_generation and supports_seeds(policy):
+                # each chain has one call in flight: a batch is full with `workers` prompts
+                return BatchingPolicy(policy, max_batch=self.workers, max_wait_s=self.config.batch_wait_ms / 1000)
+            if self.config.batch_generation:
+                log.warning("batch_generation: %s.generate takes no per-row seeds; chains call it one at a time",
+                            type(policy).__name__)
             policy = LockedPolicy(policy)
         return policy
 
@@ -367,6 +386,15 @@ class RolloutEngine:
         policy = self._local_policy()
         verifier = self._verifier or build_verifier(self.config.verify_timeout_s, self.config.sandbox)
         report.backend_start_s = time.monotonic() - t0
+        try:
+            self._run_pool(policy, verifier, jobs, collect, report)
+        finally:
+            stats = getattr(policy, "stats", None)
+            if stats and stats.get("batches"):
+                report.generation_batches = {**stats, "prompts_per_call": stats["prompts"] / stats["batches"]}
+
+    def _run_pool(self, policy: Any, verifier: Any, jobs: list[tuple[Any, int]],
+                  collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
         pending = list(jobs)
         with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="swetrain-chain") as pool:
             running: dict[Any, tuple[Any, int]] = {}

@@ -376,6 +376,8 @@ class RLTrainer:
         self._sync()
         metrics["time/sync_s"] = time.monotonic() - t2
         self.step = step
+        if report.generation_batches:  # rollout.batch_generation: prompts per policy call
+            metrics["rollout/gen_prompts_per_call"] = report.generation_batches["prompts_per_call"]
         metrics.update(
             {
                 "rollout/trajectories": len(trajs),
