@@ -5,19 +5,25 @@ step's time goes.
    micro-batches by padded-token budget, exact gradient accumulation, clipping, AdamW, scheduler)
    runs on stored trajectories with synthetic non-zero advantages, so no row is skipped. A bare loop
    then runs over the same model and the same micro-batches: forward, ``-(A·logp)`` token-mean,
-   backward, clip, AdamW. Both count trainable-token forwards+backwards per second. The trainer also
-   scores the old log-probs (one extra no-grad forward); that cost is part of its throughput.
+   backward, clip, AdamW. Both count trainable-token forwards+backwards per second. The update is
+   exactly on-policy (one epoch, one mini-batch), so the trainer takes its old log-probs from the
+   training forward (``optim.on_policy_shortcut``); it is also timed with that shortcut off (one
+   extra no-grad forward scoring the old log-probs).
 2. RL step split. From a run's ``metrics.jsonl`` (``time/rollout_s``, ``time/update_s``) and its
    trajectories' timings: generation, tools, verifier and diff seconds summed over episodes.
    Episodes run in parallel, so these sums can exceed the rollout wall time.
 3. Generators (``--generators hf,vllm``): the same short RL run (``fcswe``, the same tasks, seed and
    sampling settings) once per ``rollout.generator``, and their step splits side by side: engine
    start, rollout, update, weight sync, generation seconds, generated tokens and generation tokens
-   per second (tokens / summed ``generate_s``). ``vllm`` needs vLLM importable (CPU: the
+   per second (tokens / summed ``generate_s``; with several chains in flight that sum includes
+   the time a call waits for the model, so tokens per second of rollout wall time is also shown).
+   ``--batching off,on`` runs each generator without and with ``rollout.batch_generation``
+   (concurrent chains' calls gathered into batched calls). ``vllm`` needs vLLM importable (CPU: the
    ``.venv-vllm`` of ``.ci/vllm``); without it its column says so and the rest still runs.
 
 Usage: python bench/train_bench.py --data RUN_DIR [--policy tiny-sft|PATH] [--repeats 2] [--json]
-       python bench/train_bench.py --generators hf,vllm [--policy tiny-sft] [--steps 2] [--json]
+       python bench/train_bench.py --generators hf,vllm [--batching off,on] [--workers 2] [--group 2]
+                                   [--policy tiny-sft] [--steps 2] [--json]
 (RUN_DIR: any ``swetrain train`` run, e.g. a ``swetrain experts`` phase's ``run/`` folder)
 """
 
@@ -49,13 +55,14 @@ def _model(path):
     return AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
 
 
-def trainer_update(path, samples, pad_id):
+def trainer_update(path, samples, pad_id, shortcut=True):
     import torch
 
     from swetrain.train.config import load_config
     from swetrain.train.update import PolicyUpdater, cosine_with_warmup
 
-    cfg = load_config("grpo", overrides=["optim.skip_zero_advantage=false", "algo.runtime_penalty=false"])
+    cfg = load_config("grpo", overrides=["optim.skip_zero_advantage=false", "algo.runtime_penalty=false",
+                                         f"optim.on_policy_shortcut={str(shortcut).lower()}"])
     model = _model(path)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.optim.lr)
     upd = PolicyUpdater(model, opt, cosine_with_warmup(opt, 0, 10, 0.1), cfg.algo, cfg.optim, pad_id=pad_id)
@@ -111,14 +118,15 @@ GENERATOR_ROLLOUT = (  # the quickstart's sampling settings (tiny-sft imitates ~
 )
 
 
-def generator_run(generator, path, tasks, out, args):
+def generator_run(generator, path, tasks, out, args, batching=False):
     """One short ``fcswe`` run with ``rollout.generator=generator``; its step split."""
     from swetrain.train.config import load_config
     from swetrain.train.rl import RLTrainer
 
     overrides = [f"rollout.generator={generator}", f"train.steps={args.steps}", f"seed={args.seed}",
                  f"rollout.tasks_per_step={args.tasks_per_step}", f"rollout.group={args.group}",
-                 f"rollout.workers={args.workers}", *GENERATOR_ROLLOUT]
+                 f"rollout.workers={args.workers}", f"rollout.batch_generation={str(batching).lower()}",
+                 *GENERATOR_ROLLOUT]
     if generator == "vllm":  # float32 like the trainer; a KV cache that fits a small machine
         overrides += ["rollout.vllm.dtype=float32", "rollout.vllm.kv_cache_mb=256", "rollout.vllm.max_model_len=4096"]
     t0 = time.perf_counter()
@@ -142,6 +150,11 @@ def generator_run(generator, path, tasks, out, args):
         "episodes": len(trajs),
         "output_tokens": tokens,
         "gen_tok_per_s": tokens / gen_s if gen_s else None,
+        # concurrent chains: episode sums count time spent waiting for the model too, so the
+        # generated tokens per second of rollout wall time is the figure to compare
+        "rollout_tok_per_s": tokens / split["rollout_s"] if split["rollout_s"] else None,
+        "prompts_per_call": (sum(r.get("rollout/gen_prompts_per_call", 0.0) for r in rows) / len(rows)) if any(
+            "rollout/gen_prompts_per_call" in r for r in rows) else 1.0,
         "rollout_s_per_step": [r.get("time/rollout_s", 0.0) for r in rows],
     }
 
@@ -157,17 +170,20 @@ def compare_generators(args, path):
     out = {}
     with tempfile.TemporaryDirectory(prefix="train-bench-") as tmp:
         for generator in args.generators:
-            if generator == "vllm" and not vllm_available():
-                out[generator] = {"skipped": "vLLM is not importable here (CPU: the .venv-vllm of bash .ci/vllm)"}
-                continue
-            out[generator] = generator_run(generator, path, tasks, os.path.join(tmp, generator), args)
+            for batching in args.batching:
+                name = generator + ("+batch" if batching else "")
+                if generator == "vllm" and not vllm_available():
+                    out[name] = {"skipped": "vLLM is not importable here (CPU: the .venv-vllm of bash .ci/vllm)"}
+                    continue
+                out[name] = generator_run(generator, path, tasks, os.path.join(tmp, name), args, batching)
     return out
 
 
 def print_generators(res, args):
     rows = [("engine start s", "start_s", "{:.1f}"), ("rollout s", "rollout_s", "{:.1f}"), ("update s", "update_s", "{:.1f}"),
             ("weight sync s", "sync_s", "{:.2f}"), ("step s", "step_s", "{:.1f}"), ("generation s (episodes)", "generate_s", "{:.1f}"),
-            ("episodes", "episodes", "{}"), ("generated tokens", "output_tokens", "{}"), ("generation tok/s", "gen_tok_per_s", "{:.0f}")]
+            ("episodes", "episodes", "{}"), ("generated tokens", "output_tokens", "{}"), ("generation tok/s", "gen_tok_per_s", "{:.0f}"),
+            ("tokens / rollout s", "rollout_tok_per_s", "{:.0f}"), ("prompts per policy call", "prompts_per_call", "{:.2f}")]
     names = list(res)
     print(f"generators ({args.steps} fcswe steps x {args.tasks_per_step} task x {args.group} chains, {args.workers} worker(s)):")
     print(f"  {'':26}" + "".join(f"{n:>14}" for n in names))
@@ -191,7 +207,8 @@ def main():
     ap.add_argument("--steps", type=int, default=2, help="--generators: RL steps per run")
     ap.add_argument("--tasks-per-step", type=int, default=1)
     ap.add_argument("--group", type=int, default=2)
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=1, help="--generators: chains in flight (rollout.workers)")
+    ap.add_argument("--batching", default="off", help="--generators: comma list of off,on (rollout.batch_generation)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -204,6 +221,11 @@ def main():
         bad = [g for g in args.generators if g not in GENERATORS]
         if bad or not args.generators:
             ap.error(f"--generators: unknown generator(s) {bad} (choose from {', '.join(GENERATORS)})")
+        modes = {"off": False, "on": True}
+        args.batching = [b.strip() for b in args.batching.split(",") if b.strip()]
+        if not args.batching or any(b not in modes for b in args.batching):
+            ap.error(f"--batching: comma list of off,on (got {args.batching})")
+        args.batching = [modes[b] for b in args.batching]
         for name in ("steps", "tasks_per_step", "group", "workers"):
             if getattr(args, name) < 1:
                 ap.error(f"--{name.replace('_', '-')}: must be >= 1 (got {getattr(args, name)})")
@@ -233,11 +255,12 @@ def update_bench(args, path):
     samples = _samples(args.data)
     n_tok = sum(s.n_trainable for s in samples)
     n_all = sum(len(s.token_ids) for s in samples)
-    trainer_s, bare_s = [], []
+    trainer_s, scored_s, bare_s = [], [], []
     with torch_threads(update_threads()):
         for _ in range(args.repeats):
             t, mbt = trainer_update(path, samples, pad)
             trainer_s.append(t)
+            scored_s.append(trainer_update(path, samples, pad, shortcut=False)[0])
             bare_s.append(bare_update(path, samples, pad, mbt))
     out = {
         "trajectories": len(samples),
@@ -248,11 +271,17 @@ def update_bench(args, path):
         "trainer_tok_per_s": n_tok / min(trainer_s),
         "bare_tok_per_s": n_tok / min(bare_s),
         "trainer_vs_bare": min(bare_s) / min(trainer_s),
+        "runs_s": {"trainer": trainer_s, "trainer_scored": scored_s, "bare": bare_s},
+        "trainer_scored_s": min(scored_s),  # optim.on_policy_shortcut=false: old log-probs scored apart
+        "trainer_scored_vs_bare": min(bare_s) / min(scored_s),
         "step_split": step_split(args.data) if os.path.isfile(os.path.join(args.data, "metrics.jsonl")) else None,
     }
     print(f"update of {len(samples)} trajectories ({n_all} tokens, {n_tok} trainable), best of {args.repeats}:")
     print(f"  trainer {out['trainer_s']:.2f} s ({out['trainer_tok_per_s']:.0f} tok/s)   bare loop {out['bare_s']:.2f} s "
           f"({out['bare_tok_per_s']:.0f} tok/s)   trainer/bare throughput {100 * out['trainer_vs_bare']:.0f}%")
+    print(f"  without the on-policy shortcut (old log-probs scored in a separate forward): trainer "
+          f"{out['trainer_scored_s']:.2f} s, {100 * out['trainer_scored_vs_bare']:.0f}% of the bare loop")
+    print("  every run (s): " + "; ".join(f"{k} " + ", ".join(f"{v:.2f}" for v in vs) for k, vs in out["runs_s"].items()))
     if out["step_split"]:
         s = out["step_split"]
         print(f"RL steps: {s['steps']}, rollout {s['rollout_s']:.1f} s, update {s['update_s']:.1f} s, step {s['step_s']:.1f} s;"

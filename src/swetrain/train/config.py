@@ -85,6 +85,10 @@ class RolloutConfig(_Section):
     # what generates the rollouts: hf = transformers (HFPolicy; on CPU the very module being
     # trained), vllm = an in-process vLLM engine that gets the trainer's weights after each update
     generator: str = "hf"
+    # workers > 1 (local backend): gather the chains' concurrent generate calls into batched calls
+    # (rollout.batching.BatchingPolicy); the oldest waiting call starts a batch after batch_wait_ms
+    batch_generation: bool = False
+    batch_wait_ms: float = Field(default=5.0, ge=0.0)
     vllm: VLLMGeneratorConfig = Field(default_factory=VLLMGeneratorConfig)  # used by generator=vllm
 
     @field_validator("generator")
@@ -143,6 +147,8 @@ class RolloutConfig(_Section):
             max_infra_retries=self.max_infra_retries,
             verify_timeout_s=self.verify_timeout_s,
             sandbox=self.sandbox,
+            batch_generation=self.batch_generation,
+            batch_wait_ms=self.batch_wait_ms,
         )
 
 
@@ -265,6 +271,10 @@ class OptimConfig(_Section):
     # rows whose token advantages are all 0 add nothing to the gradient (every policy loss is
     # linear in A_t): count them in the loss normaliser but run no forward/backward on them
     skip_zero_advantage: bool = True
+    # one epoch of one mini-batch is exactly on-policy: the old log-probs are the training
+    # forward's own, detached, so the no-grad scoring forward is skipped (PolicyUpdater.on_policy_shortcut
+    # lists the other conditions); false: always score them in a separate forward
+    on_policy_shortcut: bool = True
 
 
 class TrainLoopConfig(_Section):

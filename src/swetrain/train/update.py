@@ -258,6 +258,28 @@ class PolicyUpdater:
         return result, metrics
 
     # ------------------------------------------------------------------ update
+    def on_policy_shortcut(self) -> bool:
+        """Whether this update may take its old log-probs from the training forward itself.
+
+        Exactly on-policy means: one epoch of one mini-batch (one optimizer step), so the policy
+        that would score the old log-probs is the policy of the first and only step, and the old
+        log-probs equal the current ones detached (ratio 1, clipping and masks inactive, the same
+        gradient). It also needs: no loss that replaces them (``mopd`` scores no old log-probs
+        anyway), no advantage that reads them (``use_return_to_go`` with ``kl_beta > 0``: K1 of
+        old to the reference enters the returns), and no active dropout (a training-mode forward
+        would then differ from the eval-mode scoring forward). ``optim.on_policy_shortcut=false``
+        always scores them separately. TIS (``minirl``) still reads the rollout's behaviour
+        log-probs; rows without them use the old log-probs, as before.
+        """
+        algo, optim = self.algo, self.optim
+        if not getattr(optim, "on_policy_shortcut", True):
+            return False
+        if optim.epochs != 1 or optim.mini_batches != 1 or algo.policy_loss == "mopd":
+            return False
+        if algo.use_return_to_go and algo.kl_beta > 0:
+            return False
+        return not has_active_dropout(self.model)
+
     def _units(self, batch: Batch) -> torch.Tensor:
         """Normalisation units of a (micro-)batch for the configured reduction."""
         if self.algo.loss_agg == "token-mean":
@@ -276,10 +298,19 @@ class PolicyUpdater:
         if not samples and self.all_reduce_max is None:  # under FSDP the other ranks need this one
             return {"update/skipped": 1.0}
         skip = self.optim.skip_zero_advantage
+        on_policy = self.on_policy_shortcut()
         if self.algo.policy_loss == "mopd":
             # the advantage holds log q (eq. 25) and the loss uses no old log-probs (eq. 26)
             token_adv, kl = self.mopd_token_advantages(samples)
             old = [torch.zeros(len(s.token_ids)) for s in samples]
+        elif on_policy:
+            # one optimizer step on the policy that generated the batch: the old log-probs are the
+            # training forward's own log-probs, detached (filled in per micro-batch below), so the
+            # no-grad scoring forward is skipped. Advantages do not read them here (scalar, or
+            # return-to-go without K1: on_policy_shortcut excludes kl_beta > 0).
+            zeros = [torch.zeros(len(s.token_ids)) for s in samples]
+            token_adv, kl = self.token_advantages(samples, zeros, None)
+            old = [None] * len(samples)
         elif skip and not self.algo.use_return_to_go:
             # scalar advantages (+ runtime penalty) do not depend on log-probs: find the rows
             # with a training signal first and score only those
@@ -315,6 +346,9 @@ class PolicyUpdater:
                     mini = [p for p in mini if bool(p[2].any())]
                 plan = plan_micro_batches([len(p[0].token_ids) for p in mini], self.optim.micro_batch_tokens)
                 batches = [self._make_batch([mini[i] for i in micro]) for micro in plan]
+                # rows without recorded behaviour log-probs use the old ones as behaviour (no TIS)
+                no_behavior = [torch.tensor([not mini[i][0].meta.get("has_behavior_logprobs", True) for i in micro])
+                               for micro in plan]
                 trained = max(float(sum(self._units(b) for b in batches)), 1.0)
                 self.optimizer.zero_grad(set_to_none=True)
                 n_pass = self._passes(len(batches))
@@ -323,10 +357,15 @@ class PolicyUpdater:
                     for param in self.model.parameters():
                         if param.requires_grad:
                             param.grad = torch.zeros_like(param)
-                for b in batches:
+                for b, nob in zip(batches, no_behavior):
                     b = b.to(self.device)
                     with _autocast(self.device, self.precision):
                         logp = token_logprobs(self.model, b.input_ids, b.attention_mask, b.loss_mask).float()
+                    if on_policy:  # old = this very forward, detached: ratio 1, clipping inactive
+                        b.old_logprobs = logp.detach() * b.loss_mask
+                        if bool(nob.any()):
+                            rows = nob.to(self.device)[:, None]
+                            b.behavior_logprobs = torch.where(rows, b.old_logprobs, b.behavior_logprobs)
                     loss, m = self.loss_fn(
                         logp,
                         b.old_logprobs,
@@ -358,6 +397,7 @@ class PolicyUpdater:
         out = {k: v / max(n_opt, 1) for k, v in metrics.items()}
         out.update(kl)
         out["update/optimizer_steps"] = float(n_opt)
+        out["update/on_policy_shortcut"] = float(on_policy)
         out["update/trajectories"] = float(len(samples))
         out["update/zero_adv_skipped"] = float(n_skipped) / max(self.optim.epochs, 1)
         out["update/trainable_tokens"] = float(sum(s.n_trainable for s in samples))
@@ -374,8 +414,10 @@ class PolicyUpdater:
         behavior = batch.behavior_logprobs.clone()
         for j, (s, o, a) in enumerate(items):
             n = len(s.token_ids)
-            old[j, :n] = o
             adv[j, :n] = a
+            if o is None:  # on-policy shortcut: filled from the training forward itself
+                continue
+            old[j, :n] = o
             if not s.meta.get("has_behavior_logprobs", True):
                 behavior[j, :n] = o  # no rollout log-probs recorded: no TIS correction
         batch.old_logprobs = old * batch.loss_mask
@@ -419,6 +461,23 @@ def sample_from_trajectory(traj: Any, advantage: float, reward: float = math.nan
             "resolved": bool(traj.resolved),
         },
     )
+
+
+def has_active_dropout(model: torch.nn.Module) -> bool:
+    """True when a training-mode forward of ``model`` may drop activations: an ``nn.Dropout``
+    with ``p > 0``, or a (transformers) config whose ``*dropout*`` fields hold a value > 0
+    (attention dropout is applied functionally, without a module)."""
+    for module in model.modules():
+        if isinstance(module, torch.nn.modules.dropout._DropoutNd) and module.p > 0:
+            return True
+        config = getattr(module, "config", None)
+        if config is None:
+            continue
+        values = config.to_dict() if hasattr(config, "to_dict") else vars(config)
+        for key, value in values.items():
+            if "dropout" in key and isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                return True
+    return False
 
 
 def _is_nan(value: float | list[float]) -> bool:
