@@ -45,3 +45,15 @@ def test_engine_config_carries_the_recipe_values():
         if src is not None:
             assert getattr(eng.limits, name) == getattr(ro, src), name
     assert eng.seed == 42
+
+
+def test_batch_generation_auto_follows_the_generator():
+    from swetrain.train.config import RolloutConfig
+
+    assert RolloutConfig().batch_generation == "auto"
+    assert RolloutConfig().engine_config(0).batch_generation is False  # hf
+    assert RolloutConfig(generator="vllm").engine_config(0).batch_generation is True
+    assert RolloutConfig(generator="vllm", batch_generation=False).engine_config(0).batch_generation is False
+    assert RolloutConfig(batch_generation=True).engine_config(0).batch_generation is True
+    cfg = load_config("fcswe", overrides=["rollout.batch_generation=auto", "rollout.batch_wait_ms=0"])
+    assert cfg.rollout.engine_config(0).batch_wait_ms == 0.0

@@ -389,8 +389,10 @@ class RolloutEngine:
         try:
             self._run_pool(policy, verifier, jobs, collect, report)
         finally:
-            stats = getattr(policy, "stats", None)
-            if stats and stats.get("batches"):
+            from swetrain.rollout.batching import BatchingPolicy
+
+            if isinstance(policy, BatchingPolicy) and policy.stats["batches"]:
+                stats = dict(policy.stats)
                 report.generation_batches = {**stats, "prompts_per_call": stats["prompts"] / stats["batches"]}
 
     def _run_pool(self, policy: Any, verifier: Any, jobs: list[tuple[Any, int]],
