@@ -125,3 +125,126 @@ def test_model_for_another_feature_set_is_refused(taxonomy) -> None:
     model = LearnedModel(["a", "b"], np.zeros(2), np.ones(2), {}, {})
     with pytest.raises(ModelError, match="features differ"):
         LearnedBackend(taxonomy, model=model)
+
+
+def _fixed_model(domain_probs: dict[str, float]) -> LearnedModel:
+    """A model whose Domain L1 probabilities are ``domain_probs`` for every input (other axes: one class)."""
+    from swetrain.label.learn import TRAIN_AXES, AxisModel
+
+    one = {"task_type.l1": "bug-fix", "task_type.l2": "bug-fix.unspecified", "domain.l2": "data_science.unspecified",
+           "scope": "single_file", "complexity": "local_reasoning", "time": "small_1h", "task_spec_type": "specific",
+           "dependency_context": "codebase"}
+    axes = {ax: AxisModel([one[ax]], np.zeros((2, 1)), np.zeros(1)) for ax in TRAIN_AXES if ax != "domain.l1"}
+    classes = sorted(domain_probs)
+    axes["domain.l1"] = AxisModel(classes, np.zeros((2, len(classes))), np.log([domain_probs[k] for k in classes]))
+    return LearnedModel(["a", "b"], np.zeros(2), np.ones(2), axes, {})
+
+
+def test_route_is_the_route_with_most_domain_mass_and_domain_follows_it() -> None:
+    from swetrain.label.routing import route_of
+
+    # data_science alone is the most probable L1, but the user-facing (B) L1s hold more mass together
+    model = _fixed_model({"data_science": 0.40, "media_graphics": 0.25, "desktop_gui": 0.20, "devtools_test": 0.15})
+    (pred,) = model.predict(np.zeros((1, 2)))
+    assert pred["route"] == "B" and pred["confidence"]["route"] == pytest.approx(0.45)
+    assert pred["domain.l1"] == "media_graphics" and route_of(pred["domain.l1"]) == "B"
+    assert pred["confidence"]["domain.l1"] == pytest.approx(0.25)
+    assert pred["runner_up"]["domain.l1"] == ("data_science", pytest.approx(0.40))
+    # when the top L1's route also holds the most mass, nothing changes
+    model = _fixed_model({"data_science": 0.40, "web_backend": 0.25, "desktop_gui": 0.20, "devtools_test": 0.15})
+    (pred,) = model.predict(np.zeros((1, 2)))
+    assert (pred["route"], pred["domain.l1"]) == ("A", "data_science") and pred["confidence"]["route"] == pytest.approx(0.65)
+    # unassigned L1s (docs_knowledge, other, non_coding) form their own group
+    model = _fixed_model({"other": 0.3, "docs_knowledge": 0.3, "web_backend": 0.4})
+    (pred,) = model.predict(np.zeros((1, 2)))
+    assert pred["route"] is None and pred["domain.l1"] in ("other", "docs_knowledge")
+
+
+def test_balanced_class_weights_recover_a_rare_class() -> None:
+    """The class-weight lever (measured in docs/labels.md): a rare class with weak evidence is found only when balanced."""
+    from swetrain.label.learn import _fit_linear
+
+    rng = np.random.default_rng(0)
+    y = ["data_science"] * 190 + ["media_graphics"] * 10
+    x = rng.normal(size=(200, 5))
+    x[190:, 0] += 1.5  # weak evidence for the rare class
+    rare = x[190:]
+    plain = _fit_linear(x, y, 0.01, 0)
+    balanced = _fit_linear(x, y, 0.01, 0, "balanced")
+    col = plain.classes.index("media_graphics")
+    assert (plain.proba(rare).argmax(axis=1) == col).sum() == 0
+    assert (balanced.proba(rare).argmax(axis=1) == col).sum() >= 7
+
+
+class BlockFeaturizer(StubFeaturizer):
+    """The stub's columns named like the real embedding blocks: 0-5 shared, 6-11 title, 12-17 statement."""
+
+    def __init__(self, taxonomy):
+        super().__init__(taxonomy)
+        self.names = [f"f{i}" for i in range(6)] + [f"emb_title.{i}" for i in range(6)] + [f"emb_statement.{i}" for i in range(6)]
+
+
+def test_each_axis_reads_only_its_embedding_blocks(taxonomy, tmp_path) -> None:
+    from swetrain.label.adapters import from_issue_change
+    from swetrain.label.crossval import train_model
+    from swetrain.label.learn import axis_columns
+
+    feat = BlockFeaturizer(taxonomy)
+    assert list(axis_columns(feat.names, "domain.l1")) == [*range(6), *range(12, 18)]
+    assert list(axis_columns(feat.names, "task_type.l1")) == list(range(12))
+    rows = _rows()
+    model = train_model(rows, feat, seed=0)
+    assert model.axes["domain.l1"].coef.shape[0] == 12 and model.axes["complexity"].coef.shape[0] == 12
+    x, _ = feat.transform([from_issue_change(r) for r in rows])
+    base = model.probabilities(x)
+    title_noise, stmt_noise = x.copy(), x.copy()
+    title_noise[:, 6:12] += 5.0
+    stmt_noise[:, 12:18] += 5.0
+    assert np.allclose(model.probabilities(title_noise)["domain.l1"], base["domain.l1"])  # Domain ignores the title block
+    assert not np.allclose(model.probabilities(stmt_noise)["domain.l1"], base["domain.l1"])
+    assert np.allclose(model.probabilities(stmt_noise)["task_type.l1"], base["task_type.l1"])  # Task Type ignores the statement block
+    model.save(tmp_path / "m.npz")
+    again = LearnedModel.load(tmp_path / "m.npz")
+    assert list(again.axes["domain.l1"].columns) == list(model.axes["domain.l1"].columns)
+    assert again.digest() == model.digest()
+    assert np.allclose(again.probabilities(x)["domain.l1"], base["domain.l1"], atol=1e-5)
+
+
+def test_cross_validation_pools_only_within_the_held_out_fold(taxonomy, monkeypatch) -> None:
+    """Each fold's model is trained without the fold's repositories and pools Domain over that fold's rows only."""
+    import swetrain.label.crossval as cv
+
+    rows = _rows()
+    calls: list[tuple[set[str], set[str]]] = []
+    trained: list[set[str]] = []
+    real_fit, real_predict = LearnedModel.fit.__func__, LearnedModel.predict
+
+    def fit(cls, x, labels, repos, *a, **kw):
+        trained.append({r.lower() for r in repos})
+        return real_fit(cls, x, labels, repos, *a, **kw)
+
+    def predict(self, x, repos=None, pool=True):
+        calls.append(({r.lower() for r in repos}, trained[-1]))
+        return real_predict(self, x, repos, pool)
+
+    monkeypatch.setattr(LearnedModel, "fit", classmethod(fit))
+    monkeypatch.setattr(LearnedModel, "predict", predict)
+    preds, folds = cv.cross_validate(rows, k=4, seed=1, taxonomy=taxonomy, featurizer=StubFeaturizer(taxonomy))
+    assert len(calls) == len(folds) == 4
+    for (seen, train), test in zip(calls, folds):
+        assert seen == {rows[i]["repo"].lower() for i in test}  # pooled over the fold's own rows, nothing else
+        assert not seen & train  # never a training repository
+    assert len(preds) == len(rows)
+
+
+def test_feature_texts_title_and_issue() -> None:
+    from swetrain.label.adapters import from_issue_change
+    from swetrain.label.features import ISSUE_CHARS, issue_text, title_text
+
+    ev = from_issue_change({"instance_id": "x", "repo": "pandas-dev/pandas", "problem_statement": "\n  BUG: read_csv drops the index\nbody " + "y" * 3000})
+    assert title_text(ev) == "BUG: read_csv drops the index"  # first non-blank line
+    ev = from_issue_change({"instance_id": "x", "repo": "pandas-dev/pandas", "problem_statement": "BUG: read_csv drops the index\nbody " + "y" * 3000})
+    text = issue_text(ev)
+    assert text.startswith("pandas. BUG: read_csv") and len(text) == len("pandas. ") + ISSUE_CHARS
+    meta = from_issue_change({"instance_id": "x", "repo": "a/b", "problem_statement": "s", "repo_description": "A web framework"})
+    assert issue_text(meta) == "b. A web framework. s"

@@ -2,14 +2,20 @@
 
 Per instance (all derived from the :class:`Evidence`, nothing keyed on ids or repository names):
 
-* ``emb_statement`` (384): MiniLM embedding of repository words + statement (as the offline backend);
-* ``emb_change`` (384): MiniLM embedding of the changed paths + patch excerpt;
+* ``emb_statement`` (384): MiniLM embedding of repository words + statement (the offline backend's
+  96-token instance embedding);
+* ``emb_change`` (384): MiniLM embedding of the changed paths + patch excerpt (96 tokens);
+* ``emb_title`` (384): MiniLM embedding of the issue's first line (64 tokens);
+* ``emb_issue`` (384): MiniLM embedding of repository words (+ metadata) + statement (1500
+  characters, 256 tokens);
 * ``score_task_type.*`` (26) / ``score_domain.*`` (21): the offline backend's per-L1 scores
-  (decision-record signal hits per evidence field + centred prototype similarity);
+  (decision-record signal hits per evidence field + centred prototype similarity of ``emb_statement``);
 * ``struct.*``: changed code/test files, lines, hunks, package dirs (log1p) and path-kind flags
   (only tests / docs / CI / packaging files, deployment files, no patch), statement length;
 * ``heur.*``: one-hot of the rule-based scale levels, spec type, dependency context;
 * ``lang.*``: one-hot of the code language (changed-file extensions, else repository language).
+
+Each axis of the model uses a subset of the embedding blocks (``learn.AXIS_EXCLUDE``).
 """
 
 from __future__ import annotations
@@ -27,12 +33,28 @@ from swetrain.label.io import atomic_write_bytes
 from swetrain.label.offline import _CI_PATH, _DEPLOY_PATH, _DOC_PATH, _PKG_PATH, OfflineBackend, _module_key
 from swetrain.label.taxonomy import SCALE_DIMENSIONS, Taxonomy
 
-FEATURE_VERSION = "feat-v1"
+FEATURE_VERSION = "feat-v2"
+EMBEDDING_BLOCKS: tuple[str, ...] = ("emb_statement", "emb_change", "emb_title", "emb_issue")
+TITLE_TOKENS = 64
+ISSUE_TOKENS = 256
+ISSUE_CHARS = 1500
 
 
 def change_text(ev: Evidence, limit: int = 600) -> str:
     files = " ".join(ev.stats.files + ev.stats.test_files)
     return f"{ev.repo_words}. files: {files}\n{ev.patch_excerpt[:limit]}"
+
+
+def title_text(ev: Evidence, limit: int = 200) -> str:
+    """The issue's first line (its title in most trackers)."""
+    return ev.statement.strip().split("\n")[0][:limit]
+
+
+def issue_text(ev: Evidence) -> str:
+    """Repository words (+ description/topics when given) and the first 1500 characters of the statement."""
+    meta = " ".join([ev.description, " ".join(ev.topics)]).strip()
+    head = f"{ev.repo_words}. {meta}. " if meta else f"{ev.repo_words}. "
+    return head + ev.statement[:ISSUE_CHARS]
 
 
 class Featurizer:
@@ -44,7 +66,7 @@ class Featurizer:
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._memo: dict[str, tuple[np.ndarray, dict]] = {}
         tx = taxonomy
-        self.names: list[str] = [f"emb_statement.{i}" for i in range(384)] + [f"emb_change.{i}" for i in range(384)]
+        self.names: list[str] = [f"{block}.{i}" for block in EMBEDDING_BLOCKS for i in range(384)]
         self.names += [f"score_task_type.{n}" for n in tx.families("task_type")] + [f"score_domain.{n}" for n in tx.families("domain")]
         self.struct_names = ["files", "test_files", "added", "removed", "hunks", "modules", "statement_chars",
                              "only_tests", "only_docs", "only_ci", "only_packaging", "deploy", "no_patch"]
@@ -59,21 +81,23 @@ class Featurizer:
     def dim(self) -> int:
         return len(self.names)
 
-    def _embeddings(self, evs: Sequence[Evidence]) -> tuple[np.ndarray, np.ndarray]:
-        texts_s = [self.offline.instance_text(e) for e in evs]
-        texts_c = [change_text(e) for e in evs]
-        key = hashlib.sha256("\x00".join([FEATURE_VERSION, *texts_s, *texts_c]).encode("utf-8")).hexdigest()[:24]
+    def _embeddings(self, evs: Sequence[Evidence]) -> dict[str, np.ndarray]:
+        """One (n, 384) array per name in ``EMBEDDING_BLOCKS``."""
+        texts = {"emb_statement": [self.offline.instance_text(e) for e in evs], "emb_change": [change_text(e) for e in evs],
+                 "emb_title": [title_text(e) for e in evs], "emb_issue": [issue_text(e) for e in evs]}
+        limits = {"emb_title": TITLE_TOKENS, "emb_issue": ISSUE_TOKENS}
+        key = hashlib.sha256("\x00".join([FEATURE_VERSION, *[t for b in EMBEDDING_BLOCKS for t in texts[b]]]).encode("utf-8")).hexdigest()[:24]
         path = self.cache_dir / f"emb-{key}.npz" if self.cache_dir is not None else None
         if path is not None and path.exists():
             with np.load(path) as z:
-                return z["s"], z["c"]
+                return {b: z[b] for b in EMBEDDING_BLOCKS}
         emb = self.offline.embedder
-        s, c = emb.encode(texts_s), emb.encode(texts_c)
+        out = {b: emb.encode(texts[b], max_length=limits.get(b)) for b in EMBEDDING_BLOCKS}
         if path is not None:
             buf = io.BytesIO()
-            np.savez_compressed(buf, s=s, c=c)
+            np.savez_compressed(buf, **out)
             atomic_write_bytes(path, buf.getvalue())
-        return s, c
+        return out
 
     def _struct(self, ev: Evidence) -> list[float]:
         st = ev.stats
@@ -112,7 +136,8 @@ class Featurizer:
         return np.stack([self._memo[k][0] for k in keys]), [self._memo[k][1] for k in keys]
 
     def _transform(self, evs: Sequence[Evidence]) -> tuple[np.ndarray, list[dict]]:
-        s, c = self._embeddings(evs)
+        emb = self._embeddings(evs)
+        s = emb["emb_statement"]
         rows = []
         heur_all = []
         for i, ev in enumerate(evs):
@@ -129,4 +154,4 @@ class Featurizer:
             vec += [float(heur["code_language"] == v) for v in self.langs]
             rows.append(vec)
         rest = np.asarray(rows, dtype=np.float32)
-        return np.concatenate([s, c, rest], axis=1).astype(np.float32), heur_all
+        return np.concatenate([emb[b] for b in EMBEDDING_BLOCKS] + [rest], axis=1).astype(np.float32), heur_all

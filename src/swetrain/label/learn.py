@@ -10,7 +10,12 @@ Prediction is hierarchical: Task Type L1 and Domain L1 are chosen first; L2 is t
 trained child of that L1 (probabilities renormalised over its children), or the rule-based stage-2
 pick when no child of that L1 was seen in training. Domain describes the repository, so Domain
 L1/L2 probabilities are pooled over the input rows of the same repository:
-``p = (p_own + w * mean_repo(p)) / (1 + w)``. Everything is deterministic given the seed.
+``p = (p_own + w * mean_repo(p)) / (1 + w)``. The route is the one with the largest summed
+(pooled) Domain L1 probability, and Domain L1 is the most probable L1 of that route, so the route
+always follows Domain L1. Each axis reads its own subset of the embedding blocks
+(``AXIS_EXCLUDE``): Domain the 96-token statement and change embeddings, the other axes the title
+and 256-token issue embeddings (chosen by grouped CV, docs/labels.md). Everything is
+deterministic given the seed.
 """
 
 from __future__ import annotations
@@ -29,12 +34,20 @@ import numpy as np
 from swetrain.label.metrics import axis_value
 from swetrain.label.routing import route_of
 
-MODEL_VERSION = "learned-v1"
+MODEL_VERSION = "learned-v2"
 TRAIN_AXES: tuple[str, ...] = ("task_type.l1", "task_type.l2", "domain.l1", "domain.l2", "scope", "complexity", "time",
                                "task_spec_type", "dependency_context")
-DEFAULT_C = 0.05
-CLASS_WEIGHT: str | None = None  # "balanced" trades accuracy for recall of rare classes (measured in docs/labels.md)
+DEFAULT_C = 0.01
+# per-axis class weights (scikit-learn ``class_weight``); "balanced" on Domain was measured and not adopted: +2.7 points
+# Domain L1 but -1.9 route and worse confidence ranking in grouped CV (docs/labels.md, lever table)
+CLASS_WEIGHT: dict[str, str | None] = {}
+# feature-name prefixes each axis does not read (the rest: signal scores, diff structure, rules, language)
+_DOMAIN_EXCLUDE = ("emb_title.", "emb_issue.")
+_OTHER_EXCLUDE = ("emb_statement.", "emb_change.")
+AXIS_EXCLUDE: dict[str, tuple[str, ...]] = {ax: _DOMAIN_EXCLUDE if ax.startswith("domain.") else _OTHER_EXCLUDE for ax in TRAIN_AXES}
+ROUTES: tuple[str | None, ...] = ("A", "B", "C", None)  # None: docs_knowledge / non_coding / other (unassigned)
 POOL_WEIGHT = 2.0
+POOLED_AXES: tuple[str, ...] = ("domain.l1", "domain.l2")  # Domain describes the repository
 DEFAULT_MODEL_PATH = Path(__file__).with_name("data") / "model.npz"
 
 
@@ -74,8 +87,11 @@ class AxisModel:
     coef: np.ndarray  # (d, k)
     intercept: np.ndarray  # (k,)
     temperature: float = 1.0
+    columns: np.ndarray | None = None  # feature columns this axis reads (None: all)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
+        if self.columns is not None:
+            x = x[:, self.columns]
         return x @ self.coef + self.intercept
 
     def proba(self, x: np.ndarray) -> np.ndarray:
@@ -85,14 +101,14 @@ class AxisModel:
         return e / e.sum(axis=1, keepdims=True)
 
 
-def _fit_linear(x: np.ndarray, y: Sequence[str], c: float, seed: int) -> AxisModel:
+def _fit_linear(x: np.ndarray, y: Sequence[str], c: float, seed: int, class_weight: str | None = None) -> AxisModel:
     classes = sorted(set(y))
     if len(classes) == 1:  # degenerate: always that class
         return AxisModel(classes, np.zeros((x.shape[1], 1), dtype=np.float32), np.zeros(1, dtype=np.float32))
     from sklearn.linear_model import LogisticRegression
     from threadpoolctl import threadpool_limits
 
-    clf = LogisticRegression(C=c, max_iter=500, tol=1e-3, random_state=seed, class_weight=CLASS_WEIGHT)
+    clf = LogisticRegression(C=c, max_iter=500, tol=1e-3, random_state=seed, class_weight=class_weight)
     with threadpool_limits(1):  # BLAS threads oversubscribe a busy 2-core machine (25x slower)
         clf.fit(x, y)
     coef = clf.coef_.T.astype(np.float64)
@@ -103,28 +119,53 @@ def _fit_linear(x: np.ndarray, y: Sequence[str], c: float, seed: int) -> AxisMod
     return AxisModel([str(k) for k in clf.classes_], coef, inter)
 
 
-def _fit_temperature(logits: np.ndarray, classes: list[str], y: Sequence[str]) -> float:
-    """The softmax temperature minimising the negative log-likelihood of out-of-fold logits."""
+def repo_groups(repos: Sequence[str]) -> list[list[int]]:
+    """Row indices per repository (case-insensitive), in first-seen order."""
+    groups: dict[str, list[int]] = {}
+    for i, r in enumerate(repos):
+        groups.setdefault(group_key(r), []).append(i)
+    return list(groups.values())
+
+
+def pool_rows(p: np.ndarray, groups: Sequence[Sequence[int]], weight: float = POOL_WEIGHT) -> np.ndarray:
+    """``(p_own + w * mean_repo p) / (1 + w)`` for every repository with more than one row."""
+    out = p.copy()
+    for idx in groups:
+        if len(idx) > 1:
+            out[idx] = (p[idx] + weight * p[idx].mean(axis=0)) / (1 + weight)
+    return out
+
+
+def _fit_temperature(logits: np.ndarray, classes: list[str], y: Sequence[str], groups: Sequence[Sequence[int]] | None = None) -> float:
+    """The softmax temperature minimising the negative log-likelihood of out-of-fold logits.
+
+    With ``groups`` the probabilities are repository-pooled first (as at prediction time), so the
+    temperature calibrates the pooled probabilities.
+    """
     idx = {k: i for i, k in enumerate(classes)}
     rows = [i for i, v in enumerate(y) if v in idx]
     if not rows:
         return 1.0
-    z = logits[rows]
     t_idx = np.array([idx[y[i]] for i in rows])
     best_t, best_nll = 1.0, float("inf")
     for t in np.exp(np.linspace(np.log(0.05), np.log(20.0), 80)):
-        zz = z / t
+        zz = logits / t
         zz = zz - zz.max(axis=1, keepdims=True)
-        logp = zz - np.log(np.exp(zz).sum(axis=1, keepdims=True))
-        nll = -float(logp[np.arange(len(rows)), t_idx].mean())
+        p = np.exp(zz)
+        p /= p.sum(axis=1, keepdims=True)
+        if groups is not None:
+            p = pool_rows(p, groups)
+        nll = -float(np.log(np.maximum(p[rows, t_idx], 1e-300)).mean())
         if nll < best_nll - 1e-9:
             best_t, best_nll = float(t), nll
     return best_t
 
 
-def fit_axis(x: np.ndarray, y: Sequence[str], repos: Sequence[str], c: float, seed: int, calib_folds: int = 3) -> AxisModel:
-    """Fit on all rows, then the temperature on out-of-fold logits of a grouped inner split."""
-    model = _fit_linear(x, y, c, seed)
+def fit_axis(x: np.ndarray, y: Sequence[str], repos: Sequence[str], c: float, seed: int, calib_folds: int = 3,
+             class_weight: str | None = None, pooled: bool = False) -> AxisModel:
+    """Fit on all rows, then the temperature on out-of-fold logits of a grouped inner split
+    (repository-pooled first when ``pooled``: the Domain axes are pooled at prediction time)."""
+    model = _fit_linear(x, y, c, seed, class_weight)
     if len(model.classes) < 2:
         return model
     oof = np.zeros((len(y), len(model.classes)))
@@ -133,14 +174,27 @@ def fit_axis(x: np.ndarray, y: Sequence[str], repos: Sequence[str], c: float, se
         train = np.setdiff1d(np.arange(len(y)), test)
         if len({y[i] for i in train}) < 2:
             continue
-        inner = _fit_linear(x[train], [y[i] for i in train], c, seed)
+        inner = _fit_linear(x[train], [y[i] for i in train], c, seed, class_weight)
         z = inner.logits(x[test])
         fill = np.full((len(test), len(model.classes)), -30.0)
         for j, k in enumerate(inner.classes):
             fill[:, col[k]] = z[:, j]
         oof[test] = fill
-    model.temperature = _fit_temperature(oof, model.classes, y)
+    model.temperature = _fit_temperature(oof, model.classes, y, repo_groups(repos) if pooled else None)
     return model
+
+
+def _route_or_none(domain_l1: str) -> str | None:
+    try:
+        return route_of(domain_l1)
+    except ValueError:
+        return None
+
+
+def axis_columns(feature_names: Sequence[str], axis: str) -> np.ndarray:
+    """Indices of the features ``axis`` reads (all but the prefixes in ``AXIS_EXCLUDE[axis]``)."""
+    skip = AXIS_EXCLUDE.get(axis, ())
+    return np.array([i for i, n in enumerate(feature_names) if not n.startswith(skip)], dtype=np.int64)
 
 
 # ---- the model ------------------------------------------------------------------------------
@@ -159,8 +213,14 @@ class LearnedModel:
         scale = x.std(axis=0)
         scale[scale < 1e-6] = 1.0
         xs = (x - mean) / scale
-        axes = {ax: fit_axis(xs, [axis_value(lb, ax) for lb in labels], repos, c, seed) for ax in TRAIN_AXES}
-        info = {"version": MODEL_VERSION, "seed": seed, "C": c, "rows": len(labels), "repos": len({group_key(r) for r in repos}),
+        axes = {}
+        for ax in TRAIN_AXES:
+            cols = axis_columns(feature_names, ax)
+            axes[ax] = fit_axis(xs[:, cols], [axis_value(lb, ax) for lb in labels], repos, c, seed, class_weight=CLASS_WEIGHT.get(ax),
+                                pooled=ax in POOLED_AXES)
+            axes[ax].columns = cols
+        info = {"version": MODEL_VERSION, "seed": seed, "C": c, "class_weight": {k: v for k, v in CLASS_WEIGHT.items() if v},
+                "route": "summed Domain L1 probability", "axis_exclude": {ax: list(AXIS_EXCLUDE.get(ax, ())) for ax in TRAIN_AXES}, "rows": len(labels), "repos": len({group_key(r) for r in repos}),
                 **(dict(meta) if meta else {})}
         return cls(list(feature_names), mean, scale, axes, info)
 
@@ -168,6 +228,9 @@ class LearnedModel:
         h = hashlib.sha256()
         for arr in (self.mean, self.scale, *[a.coef for a in self.axes.values()]):
             h.update(np.ascontiguousarray(arr, dtype=np.float32).tobytes())
+        for a in self.axes.values():
+            if a.columns is not None:
+                h.update(np.ascontiguousarray(a.columns, dtype=np.int64).tobytes())
         return h.hexdigest()[:16]
 
     # ---- prediction ---------------------------------------------------------------------------
@@ -177,15 +240,9 @@ class LearnedModel:
         xs = (x - self.mean) / self.scale
         probs = {ax: m.proba(xs) for ax, m in self.axes.items()}
         if pool and repos is not None:
-            groups: dict[str, list[int]] = {}
-            for i, r in enumerate(repos):
-                groups.setdefault(group_key(r), []).append(i)
-            for ax in ("domain.l1", "domain.l2"):
-                p = probs[ax].copy()
-                for idx in groups.values():
-                    if len(idx) > 1:
-                        p[idx] = (probs[ax][idx] + POOL_WEIGHT * probs[ax][idx].mean(axis=0)) / (1 + POOL_WEIGHT)
-                probs[ax] = p
+            groups = repo_groups(repos)
+            for ax in POOLED_AXES:
+                probs[ax] = pool_rows(probs[ax], groups)
         return probs
 
     def predict(self, x: np.ndarray, repos: Sequence[str] | None = None, pool: bool = True) -> list[dict[str, Any]]:
@@ -199,10 +256,18 @@ class LearnedModel:
                     continue
                 m = self.axes[ax]
                 order = np.argsort(-probs[ax][i], kind="stable")
-                row[ax] = m.classes[int(order[0])]
-                row["confidence"][ax] = float(probs[ax][i][order[0]])
-                if len(order) > 1:
-                    row["runner_up"][ax] = (m.classes[int(order[1])], float(probs[ax][i][order[1]]))
+                if ax == "domain.l1":  # the route with the most Domain L1 mass, then its most probable L1
+                    route, mass = self._route(probs[ax][i])
+                    order = np.array([j for j in order if _route_or_none(m.classes[j]) == route]
+                                     + [j for j in order if _route_or_none(m.classes[j]) != route])
+                    row["route"] = route
+                    row["confidence"]["route"] = mass
+                chosen = int(order[0])
+                row[ax] = m.classes[chosen]
+                row["confidence"][ax] = float(probs[ax][i][chosen])
+                others = [int(j) for j in np.argsort(-probs[ax][i], kind="stable") if j != chosen]
+                if others:
+                    row["runner_up"][ax] = (m.classes[others[0]], float(probs[ax][i][others[0]]))
             for axis in ("task_type", "domain"):
                 l1 = row[f"{axis}.l1"]
                 m = self.axes[f"{axis}.l2"]
@@ -219,11 +284,15 @@ class LearnedModel:
                     top.append(m.classes[order[1]].split(".", 1)[1])
                 row[f"{axis}.l2"] = top
                 row["confidence"][f"{axis}.l2"] = row["confidence"][f"{axis}.l1"] * float(p[order[0]]) / max(mass, 1e-12)
-            dm = self.axes["domain.l1"]
-            route = route_of(row["domain.l1"]) if row["domain.l1"] in dm.classes else None
-            row["confidence"]["route"] = float(sum(probs["domain.l1"][i][j] for j, k in enumerate(dm.classes) if route_of(k) == route))
             out.append(row)
         return out
+
+    def _route(self, p: np.ndarray) -> tuple[str | None, float]:
+        """The route with the largest summed Domain L1 probability (ties: A, B, C, unassigned) and that sum."""
+        classes = self.axes["domain.l1"].classes
+        mass = {r: float(sum(p[j] for j, k in enumerate(classes) if _route_or_none(k) == r)) for r in ROUTES}
+        best = max(ROUTES, key=lambda r: (mass[r], -ROUTES.index(r)))
+        return best, mass[best]
 
     # ---- persistence --------------------------------------------------------------------------
     def save(self, path: str | Path) -> None:
@@ -234,6 +303,8 @@ class LearnedModel:
         for ax, m in self.axes.items():
             arrays[f"{ax}.coef"] = m.coef.astype(np.float32)
             arrays[f"{ax}.intercept"] = m.intercept.astype(np.float32)
+            if m.columns is not None:
+                arrays[f"{ax}.columns"] = np.asarray(m.columns, dtype=np.int64)
             header["axes"][ax] = {"classes": m.classes, "temperature": m.temperature}
         arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
         buf = io.BytesIO()
@@ -249,7 +320,8 @@ class LearnedModel:
             with np.load(path) as z:
                 header = json.loads(bytes(z["header"]).decode("utf-8"))
                 axes = {ax: AxisModel(h["classes"], z[f"{ax}.coef"].astype(np.float64), z[f"{ax}.intercept"].astype(np.float64),
-                                      float(h["temperature"])) for ax, h in header["axes"].items()}
+                                      float(h["temperature"]), z[f"{ax}.columns"] if f"{ax}.columns" in z.files else None)
+                        for ax, h in header["axes"].items()}
                 return cls(header["feature_names"], z["mean"].astype(np.float64), z["scale"].astype(np.float64), axes, header["meta"])
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path}: not a learned labeler model ({exc})") from None
