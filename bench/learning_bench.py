@@ -38,7 +38,7 @@ def _executed_attempts(run_dir: Path) -> int:
     """Verified attempts an RL run executed (the rows of its trajectory store)."""
     from swetrain.rollout.store import TrajectoryStore
 
-    return len(TrajectoryStore(run_dir / "trajectories").read()[0])
+    return len(TrajectoryStore(run_dir).read()[0])
 
 
 def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[str, float]]:
