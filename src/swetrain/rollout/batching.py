@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from swetrain.policy.base import GenerationConfig
+from swetrain.policy.base import GenerationConfig, PolicyProxy
 
 
 def supports_seeds(policy: Any) -> bool:
@@ -66,7 +66,7 @@ class _Call:
         return [None if seed is None else int(seed) + i for i in range(len(self.prompts))]
 
 
-class BatchingPolicy:
+class BatchingPolicy(PolicyProxy):
     """A thread-safe policy that batches concurrent ``generate`` calls (see the module docstring)."""
 
     thread_safe = True
@@ -78,8 +78,7 @@ class BatchingPolicy:
             raise ValueError(f"max_wait_s must be >= 0, got {max_wait_s}")
         if not supports_seeds(policy):
             raise TypeError(f"{type(policy).__name__}.generate takes no per-row seeds=[...]: its calls cannot be batched")
-        self._policy = policy
-        self.tokenizer = policy.tokenizer
+        super().__init__(policy)
         self.max_batch = max_batch
         self.max_wait_s = max_wait_s
         self._cond = threading.Condition()
@@ -91,14 +90,6 @@ class BatchingPolicy:
     @property
     def policy(self) -> Any:
         return self._policy
-
-    @property
-    def version(self) -> int:
-        return int(getattr(self._policy, "version", 0))
-
-    @property
-    def max_context(self) -> int | None:
-        return getattr(self._policy, "max_context", None)
 
     # ------------------------------------------------------------------ generate
     def generate(self, prompts: list[list[int]], config: GenerationConfig | None = None) -> list[Any]:

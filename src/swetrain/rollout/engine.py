@@ -48,7 +48,7 @@ from typing import Any
 from swetrain.agent.chains import CONTEXT_VARIANTS, RecoveryChain
 from swetrain.agent.loop import EpisodeLimits, InfraError
 from swetrain.agent.trajectory import Trajectory
-from swetrain.policy.base import GenerationConfig
+from swetrain.policy.base import GenerationConfig, PolicyProxy
 from swetrain.rollout.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
@@ -197,21 +197,12 @@ def run_chain_job(
     return result
 
 
-class LockedPolicy:
+class LockedPolicy(PolicyProxy):
     """Serialises ``generate``/``score`` of a shared policy across threads."""
 
     def __init__(self, policy: Any) -> None:
-        self._policy = policy
+        super().__init__(policy)
         self._lock = threading.Lock()
-        self.tokenizer = policy.tokenizer
-
-    @property
-    def version(self) -> int:
-        return int(getattr(self._policy, "version", 0))
-
-    @property
-    def max_context(self) -> int | None:
-        return getattr(self._policy, "max_context", None)
 
     def generate(self, prompts: list[list[int]], config: GenerationConfig) -> list[Any]:
         with self._lock:
