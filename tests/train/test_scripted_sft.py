@@ -34,7 +34,8 @@ def test_find_fix_leaves_workspace_clean(tmp_path):
     try:
         plan = find_fix(ws, issue=task.problem_statement)
         assert plan is not None and plan.path == "lib.py" and plan.function == "clamp"
-        assert plan.old.strip() == "if x <= hi:" and plan.new.strip() == "if x > hi:"
+        # the minimal unique edit of `if x <= hi:` -> `if x > hi:` (scripted_repair.minimal_edit)
+        assert (plan.old, plan.new) == ("<=", ">")
         assert ws.diff() == ""
         # the assertion fails inside the test: without the issue naming `lib.clamp` nothing the
         # agent has seen points at lib.py, so no demonstration may be built from hidden knowledge
