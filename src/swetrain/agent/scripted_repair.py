@@ -253,13 +253,13 @@ def _occurrences(text: str, span: str) -> int:
 
 def minimal_edit(source: str, line: int, new_line: str) -> tuple[str, str] | None:
     """The shortest ``str_replace`` for replacing line ``line`` (1-based) of ``source`` by
-    ``new_line``: ``old_str`` is the run of whole lexical units (identifiers/numbers, single
-    punctuation characters, whitespace) of that line that covers every changed character, grown one
-    unit at a time (right, then left, alternating; whitespace is crossed, never an end) until it
-    occurs exactly once in ``source``; ``new_str`` is the same span with the change applied.
+    ``new_line``: ``old_str`` is the run of whole lexical units (:data:`_UNIT`) of that line that
+    covers every changed character, never ends on whitespace, and occurs exactly once in
+    ``source``, with the fewest units (ties: the one reaching least far left); ``new_str`` is the
+    same span with the change applied.
 
-    ``value > self.low`` -> ``value <= self.low`` gives ``("> self", "<= self")`` when that is
-    unique, a copy burden of ~3 tokens instead of the ~15-40 of the whole line (issue 16). Returns
+    ``value > self.low`` -> ``value <= self.low`` gives ``("> self.low", "<= self.low")`` when
+    ``> self`` also occurs elsewhere, a copy burden of ~3 tokens instead of the ~15-40 of the whole line (issue 16). Returns
     None when even the whole stripped line is not unique or nothing changes.
     """
     lines = source.splitlines()
@@ -305,14 +305,13 @@ def minimal_edit(source: str, line: int, new_line: str) -> tuple[str, str] | Non
     return None
 
 
-def edit_strings(source: str, line: int, new_line: str, minimal: bool = True) -> tuple[str, str]:
+def edit_strings(source: str, line: int, new_line: str) -> tuple[str, str]:
     """``(old_str, new_str)`` replacing line ``line`` of ``source`` by ``new_line``: the
-    :func:`minimal_edit` span when ``minimal`` and one exists, else the whole line (with a
-    neighbouring line when the line alone is not unique)."""
-    if minimal:
-        edit = minimal_edit(source, line, new_line)
-        if edit is not None:
-            return edit
+    :func:`minimal_edit` span when one exists, else the whole line (with a neighbouring line when
+    the line alone is not unique)."""
+    edit = minimal_edit(source, line, new_line)
+    if edit is not None:
+        return edit
     lines = source.splitlines()
     old, new = lines[line - 1], new_line
     if _occurrences(source, old) == 1:
