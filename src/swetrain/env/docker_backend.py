@@ -62,12 +62,16 @@ for _round in 1 2 3 4 5 6 7 8 9 10; do
   [ "$others" = 0 ] && break
 done
 """
-# Runs every command: the command as a child, then _KILL_ALL.
+# Runs every command: the command as a child, then _KILL_ALL. When processes outlive the ten kill
+# rounds (a fork bomb refilling the pids limit), it ends its output with the run's secret mark so
+# the host finishes the job (kill_all, or a restart) before the next command.
 _WRAPPER = r"""
 if [ -n "$SWETRAIN_STDIN" ]; then exec 0<"$SWETRAIN_STDIN"; rm -f -- "$SWETRAIN_STDIN"; fi
 unset SWETRAIN_STDIN
-(ulimit -v "$SWETRAIN_AS_KB" 2>/dev/null; exec bash -c "$1")
-rc=$?""" + _KILL_ALL + "exit $rc\n"
+(unset SWETRAIN_MARK; ulimit -v "$SWETRAIN_AS_KB" 2>/dev/null; exec bash -c "$1")
+rc=$?""" + _KILL_ALL + """[ "$others" = 0 ] || printf '\\n%s\\n' "$SWETRAIN_MARK"
+exit $rc
+"""
 _IMAGE_NAME = re.compile(r"^[a-z0-9][a-z0-9._/:@-]*$")
 
 
@@ -292,7 +296,8 @@ class DockerWorkspace(WorkspaceBackend):
         self._check_open()
         timeout = self.limits.timeout_s if timeout is None else timeout
         start = time.monotonic()
-        env = {"SWETRAIN_KEEP": self._keep, "SWETRAIN_AS_KB": str(self.limits.memory_bytes // 1024), "HOME": "/root", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
+        mark = f"[swetrain-leftover-{uuid.uuid4().hex}]"
+        env = {"SWETRAIN_KEEP": self._keep, "SWETRAIN_MARK": mark, "SWETRAIN_AS_KB": str(self.limits.memory_bytes // 1024), "HOME": "/root", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
                "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
                "PIP_NO_INPUT": "1"}
         try:
@@ -328,6 +333,9 @@ class DockerWorkspace(WorkspaceBackend):
         except _docker_errors():
             rc = None
         text, truncated = cap.text()
+        if text.endswith(f"\n{mark}\n"):  # the wrapper could not kill everything the command left
+            text = text[: -len(mark) - 2]
+            self.kill_all()
         if timed_out:
             return CommandResult(returncode=124, output=text + f"\n[command timed out after {timeout:g}s and was killed]",
                                  timed_out=True, truncated=truncated, duration_s=time.monotonic() - start)
