@@ -264,12 +264,9 @@ class ToolRunner:
                 lines = [i + 1 for i, line in enumerate(text.splitlines()) if old_str.splitlines()[0] in line]
                 raise ToolError(f"old_str occurs {count} times in {shown} (lines {lines[:10]}); make it unique")
             self._remember(full, text)
-            start = text[: text.index(old_str)].count("\n") + 1
-            updated = text.replace(old_str, new, 1)
+            updated, message = replace_once(text, old_str, new, shown)
             self.ws.write_file(full, updated.encode("utf-8"))
-            lo = max(1, start - SNIPPET_LINES)
-            hi = start + new.count("\n") + SNIPPET_LINES
-            return ToolResult(f"The file {shown} has been edited. Snippet:\n{_numbered(updated, lo, hi)}")
+            return ToolResult(message)
         # insert
         if not isinstance(insert_line, int) or isinstance(insert_line, bool):
             raise ToolError("insert needs insert_line (an integer)")
@@ -394,6 +391,15 @@ class ToolRunner:
 
 def _join(rel: str, name: str) -> str:
     return name if rel == "." else f"{rel}/{name}"
+
+
+def replace_once(text: str, old: str, new: str, shown: str) -> tuple[str, str]:
+    """``text`` with the first ``old`` replaced by ``new``, and the editor's observation for it
+    (the edited lines with ``SNIPPET_LINES`` of context, ``shown`` as the file's name)."""
+    start = text[: text.index(old)].count("\n") + 1
+    updated = text.replace(old, new, 1)
+    lo, hi = max(1, start - SNIPPET_LINES), start + new.count("\n") + SNIPPET_LINES
+    return updated, f"The file {shown} has been edited. Snippet:\n{_numbered(updated, lo, hi)}"
 
 
 def _numbered(text: str, lo: int, hi: int | None) -> str:

@@ -54,12 +54,9 @@ def rebuilt_source(row: dict[str, Any], repos_dir: Path | None = None) -> str | 
 
 
 def _snippet(text: str, old: str, new: str, path: str) -> str:
-    from swetrain.env.tools import SNIPPET_LINES, _numbered
+    from swetrain.env.tools import replace_once
 
-    start = text[: text.index(old)].count("\n") + 1
-    updated = text.replace(old, new, 1)
-    lo, hi = max(1, start - SNIPPET_LINES), start + new.count("\n") + SNIPPET_LINES
-    return f"The file /testbed/{path} has been edited. Snippet:\n{_numbered(updated, lo, hi)}"
+    return replace_once(text, old, new, f"/testbed/{path}")[1]
 
 
 def minimize_row(row: dict[str, Any]) -> tuple[dict[str, Any], str]:
