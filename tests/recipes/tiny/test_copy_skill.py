@@ -23,8 +23,10 @@ def _load(path):
 
 def test_induction_accuracy_rejects_bad_arguments(tiny_path):
     model, _ = _load(tiny_path)
-    with pytest.raises(ValueError, match="span must be >= 2"):
+    with pytest.raises(ValueError, match="span >= 2"):
         induction_accuracy(model, span=1)
+    with pytest.raises(ValueError, match="min_gap=20, max_gap=10"):
+        induction_accuracy(model, min_gap=20, max_gap=10)
 
 
 def test_untrained_model_neither_copies_nor_calls_tools(tiny_path):
