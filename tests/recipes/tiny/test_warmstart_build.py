@@ -54,8 +54,9 @@ def test_copy_pretraining_is_part_of_the_cache_key():
 
     paths = {warm_start_path("tiny", WarmStartConfig(**kw)) for kw in
              ({}, {"copy_steps": 1500}, {"copy_steps": 1500, "copy_mix": 10}, {"copy_steps": 1500, "copy_easy_steps": 9},
-              {"copy_steps": 1500, "copy_lr_scale": 0.0})}
-    assert len(paths) == 5
+              {"copy_steps": 1500, "copy_lr_scale": 0.0},
+              {"copy_steps": 1500, "copy_long_gap": 2560, "copy_long_fraction": 0.5})}
+    assert len(paths) == 6
     assert PRESET_CONFIGS["tiny"].copy_steps > 0
 
 

@@ -63,6 +63,10 @@ class WarmStartConfig:
     # learning-rate multiplier of the copy-pretrained attention (the first layers' self_attn) during
     # SFT: < 1 protects the induction circuit from being overwritten, 0 freezes it
     copy_lr_scale: float = 1.0
+    # long-range copies (CopyPretrainConfig.long_gap / long_fraction) in copy pretraining and in
+    # the copy spans mixed into SFT: an episode's copies reach back hundreds of tokens
+    copy_long_gap: int = 0
+    copy_long_fraction: float = 0.0
     # save the model after every epoch into <snapshot_dir>/epoch-<k> (to evaluate how SFT
     # progresses; not part of the cache key)
     snapshot_dir: str | None = None
@@ -93,6 +97,7 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
     if cfg.copy_steps or cfg.copy_mix:
         tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != 4000 else "")
         tag += f"l{cfg.copy_lr_scale:g}" if cfg.copy_lr_scale != 1.0 else ""
+        tag += f"g{cfg.copy_long_gap}f{cfg.copy_long_fraction:g}" if cfg.copy_long_fraction else ""
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
 
@@ -389,7 +394,8 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[d
     from swetrain.recipes.tiny.copy_skill import induction_accuracy
     from swetrain.recipes.tiny.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained, copy_samples
 
-    ccfg = CopyPretrainConfig(steps=max(cfg.copy_steps, 1), easy_steps=max(cfg.copy_easy_steps, 1), seed=cfg.seed)
+    ccfg = CopyPretrainConfig(steps=max(cfg.copy_steps, 1), easy_steps=max(cfg.copy_easy_steps, 1), seed=cfg.seed,
+                              long_gap=cfg.copy_long_gap, long_fraction=cfg.copy_long_fraction)
     code = code_corpus(trainer.tokenizer)
     stats: dict[str, Any] | None = None
     if cfg.copy_steps:
@@ -401,6 +407,8 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[d
 
         _, stats = copy_pretrained(trainer.model, ccfg, code, on_step)
         stats["induction_accuracy"] = induction_accuracy(trainer.model)
+        if cfg.copy_long_gap:
+            stats["induction_accuracy_far"] = induction_accuracy(trainer.model, min_gap=cfg.copy_long_gap // 2, max_gap=cfg.copy_long_gap)
         log.info("copy pretraining: %s", stats)
         if cfg.copy_lr_scale != 1.0:  # SFT then trains the copy-pretrained attention at this multiplier
             shallow = "|".join(str(i) for i in range(ccfg.start_layers))
