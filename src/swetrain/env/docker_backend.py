@@ -333,8 +333,8 @@ class DockerWorkspace(WorkspaceBackend):
         except _docker_errors():
             rc = None
         text, truncated = cap.text()
-        if text.endswith(f"\n{mark}\n"):  # the wrapper could not kill everything the command left
-            text = text[: -len(mark) - 2]
+        if mark in text:  # the wrapper could not kill everything the command left (survivors may write after it)
+            text = text.replace(f"\n{mark}\n", "", 1)
             self.kill_all()
         if timed_out:
             return CommandResult(returncode=124, output=text + f"\n[command timed out after {timeout:g}s and was killed]",
