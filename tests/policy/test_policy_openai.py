@@ -86,6 +86,22 @@ def test_concurrent_requests_are_batched_identically(served, tiny_path, hf_polic
     assert [g.token_ids for g in remote] == [g.token_ids for g in local]
 
 
+def test_engine_chains_call_the_client_concurrently(served, tiny_path, hf_policy, chat_prompt):
+    """The rollout engine does not serialise an OpenAI client: threads calling it at once get
+    the same results as one call after another (the server batches them)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from swetrain.rollout.engine import RolloutEngine
+
+    client = OpenAIPolicy(served, "tiny", tiny_path)
+    assert RolloutEngine(client, backend="local", workers=3)._local_policy() is client
+    prompts = [chat_prompt(hf_policy.tokenizer, "w" * k) for k in range(1, 5)]
+    cfg = GenerationConfig(max_new_tokens=8, temperature=1.0, seed=3)
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda p: client.generate([p], cfg)[0].token_ids, prompts))
+    assert together == [client.generate([p], cfg)[0].token_ids for p in prompts]
+
+
 def test_bad_requests_get_clear_400s(served):
     cases = [
         ({"prompt": [1, 2], "max_tokens": 0}, "max_tokens"),

@@ -30,7 +30,14 @@ class ServerError(RuntimeError):
 
 
 class OpenAIPolicy:
-    """``Policy`` backed by an OpenAI-compatible server (token-id prompts, returned token ids)."""
+    """``Policy`` backed by an OpenAI-compatible server (token-id prompts, returned token ids).
+
+    Every call is a set of independent HTTP requests, so the rollout engine lets its chains call
+    it concurrently (``thread_safe``) and the server batches them (vLLM, SGLang, ``swetrain policy
+    serve``); serialising the calls would leave a server with one request at a time.
+    """
+
+    thread_safe = True
 
     def __init__(
         self,
