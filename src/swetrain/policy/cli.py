@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import typer
@@ -55,15 +56,31 @@ def serve_cmd(
     name: str = typer.Option("", help="Model name served in /v1/models (default: the folder name)."),
     device: str = typer.Option("auto", help="cpu, cuda, cuda:N or auto."),
     dtype: str = typer.Option("auto", help="float32, bfloat16, float16 or auto."),
+    engine: str = typer.Option("swetrain", help="swetrain (transformers, this process) or vllm (vLLM's OpenAI server)."),
+    vllm_python: str = typer.Option("", "--vllm-python", help="vllm engine: the interpreter that has vLLM (default: this one; CPU: .venv-vllm/bin/python from .ci/vllm)."),
+    max_model_len: int = typer.Option(0, "--max-model-len", help="vllm engine: context window (0 = the model's)."),
+    vllm_arg: list[str] = typer.Option([], "--vllm-arg", help="vllm engine: one more server argument, e.g. --vllm-arg=--enforce-eager (repeatable)."),
 ) -> None:
-    """Serve a transformers model over an OpenAI-compatible API (/v1/completions with token ids)."""
+    """Serve a policy over an OpenAI-compatible API (/v1/completions with token ids).
+
+    ``--engine vllm`` starts vLLM's server on the policy's model folder with the flags swetrain's
+    clients need (processed log-probs, prefix caching; docs/policy.md).
+    """
     import logging
 
-    from swetrain.policy.hf import HFPolicy
-    from swetrain.policy.server import make_server
     from swetrain.policy.spec import PolicySpecError, parse_policy_spec
 
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if engine not in ("swetrain", "vllm"):
+        typer.echo(f"error: --engine {engine!r}: expected swetrain or vllm", err=True)
+        raise typer.Exit(2)
+    if engine == "vllm":
+        _serve_vllm(model, host, port, name, dtype, device, vllm_python or sys.executable, max_model_len, vllm_arg)
+        return
+
+    from swetrain.policy.hf import HFPolicy
+    from swetrain.policy.server import make_server
+
     try:
         policy = HFPolicy(parse_policy_spec(model).model_path(), device=device, dtype=dtype)
     except (PolicySpecError, FileNotFoundError) as exc:  # also: a spec without local weights
@@ -79,6 +96,30 @@ def serve_cmd(
         pass
     finally:
         server.server_close()
+
+
+def _serve_vllm(model: str, host: str, port: int, name: str, dtype: str, device: str, python: str,
+                max_model_len: int, extra: list[str]) -> None:
+    from swetrain.policy.spec import PolicySpecError, parse_policy_spec
+    from swetrain.policy.vllm_server import VLLMServerError, check_python, exec_server, server_command, server_env
+
+    try:
+        model_dir = parse_policy_spec(model).model_path()
+        cpu = device == "cpu" or (device == "auto" and not _cuda_available())
+        argv = server_command(model_dir, python=python, host=host, port=port, name=name or model_dir.name,
+                              dtype=dtype, max_model_len=max_model_len or None, cpu=cpu, extra=extra)
+        check_python(python)
+    except (PolicySpecError, FileNotFoundError, VLLMServerError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo("starting vLLM: " + " ".join(argv[1:]), err=True)
+    exec_server(argv, server_env(cpu))
+
+
+def _cuda_available() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())
 
 
 @policy_app.command("bench")

