@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -25,16 +26,31 @@ from swetrain.label.taxonomy import default_taxonomy
 class _Handler(BaseHTTPRequestHandler):
     log: list[dict] = []
     always_invalid = False
+    in_flight = 0
+    max_in_flight = 0
+    lock = threading.Lock()
 
     def log_message(self, *args) -> None:  # keep pytest output clean
         pass
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).log.append(body)
+        cls = type(self)
+        with cls.lock:
+            cls.log.append(body)
+            cls.in_flight += 1
+            cls.max_in_flight = max(cls.max_in_flight, cls.in_flight)
+        try:
+            time.sleep(0.05)  # long enough for concurrent clients to overlap
+            self._answer(body)
+        finally:
+            with cls.lock:
+                cls.in_flight -= 1
+
+    def _answer(self, body: dict) -> None:
         msgs = body["messages"]
         system, user = msgs[0]["content"], msgs[1]["content"]
-        retry = len(msgs) > 2 and "invalid" in msgs[-1]["content"]
+        retry = len(msgs) > 2 and "invalid" in msgs[-1]["content"] and "POISON" not in user
         tx = default_taxonomy()
         if system.startswith("You annotate"):
             if not retry or self.always_invalid:
@@ -69,6 +85,7 @@ class _Handler(BaseHTTPRequestHandler):
 def server():
     _Handler.log = []
     _Handler.always_invalid = False
+    _Handler.max_in_flight = 0
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
@@ -177,3 +194,23 @@ def test_llm_backend_bad_endpoint_replies_are_llm_errors(mode, message, tmp_path
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_keep_going_labels_rows_concurrently_and_leaves_out_a_bad_one(server, tmp_path) -> None:
+    """`label tasks --keep-going` sends `--workers` rows at once, keeps the input order, and a row
+    that never gets a valid answer is reported by its line and left out alone (exit 1)."""
+    from label_testdata import write_jsonl
+    from typer.testing import CliRunner
+
+    from swetrain.cli import app
+
+    rows = [{**ROWS[0], "instance_id": f"k-{i}", "problem_statement": f"case {i}: wrong total" + (" POISON" if i == 2 else "")}
+            for i in range(6)]
+    src = write_jsonl(tmp_path / "in.jsonl", rows)
+    out = tmp_path / "out.jsonl"
+    res = CliRunner().invoke(app, ["label", "tasks", str(src), "--backend", "llm", "--base-url", server, "--model", "tiny",
+                                   "--workers", "4", "--max-retries", "1", "--keep-going", "--out", str(out)])
+    assert res.exit_code == 1, res.output
+    assert f"{src}:3: no label: stage 1 of k-2" in res.output and "skipped 1 row(s)" in res.output
+    assert [json.loads(line)["instance_id"] for line in out.read_text().splitlines()] == ["k-0", "k-1", "k-3", "k-4", "k-5"]
+    assert _Handler.max_in_flight >= 2  # rows were labelled concurrently

@@ -142,19 +142,13 @@ def tasks(
         try:
             if keep_going and backend == "llm":
                 labeled = []
-                for line_no, row in good:
-                    done = [0]
-
-                    def step(n: int) -> None:
-                        done[0] += n
-                        bar.advance(task, n)
-
-                    try:
-                        labeled += labeler.label_rows([row], progress=step)
-                    except LLMError as exc:
-                        errors.append(f"{in_path}:{line_no}: no label: {exc}")
-                        typer.echo(f"skipped {errors[-1]}", err=True)
-                        bar.advance(task, 2 - done[0])
+                # one row per call, so that a row without a valid answer is left out alone;
+                # `workers` rows at once, in input order
+                for rows_out, error in _label_each(labeler, good, in_path, workers, bar, task):
+                    labeled += rows_out
+                    if error:
+                        errors.append(error)
+                        typer.echo(f"skipped {error}", err=True)
             else:
                 labeled = labeler.label_rows(rows, progress=lambda n: bar.advance(task, n))
         except LLMError as exc:  # endpoint down or never valid: say so; finished replies stay cached
@@ -168,6 +162,31 @@ def tasks(
                + (f"; llm {stats}" if stats else ""))
     if errors:
         raise typer.Exit(1)
+
+
+def _label_each(labeler, good: list, in_path: Path, workers: int, bar, task) -> list[tuple[list[dict], str | None]]:
+    """``label_rows([row])`` for each (line, row) of ``good``, ``workers`` at a time: per row, its
+    labelled rows and None, or no rows and the reason it has no label."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from swetrain.label.llm import LLMError
+
+    def one(item: tuple[int, dict]) -> tuple[list[dict], str | None]:
+        line_no, row = item
+        done = [0]
+
+        def step(n: int) -> None:
+            done[0] += n
+            bar.advance(task, n)
+
+        try:
+            return labeler.label_rows([row], progress=step), None
+        except LLMError as exc:
+            bar.advance(task, 2 - done[0])
+            return [], f"{in_path}:{line_no}: no label: {exc}"
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        return list(pool.map(one, good))
 
 
 @label_app.command("report")

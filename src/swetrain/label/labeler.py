@@ -126,7 +126,14 @@ class Labeler:
 
         ``progress(n)`` is called after each batch with the number of records finished in that step;
         each record counts once for stage 1 and once for stage 2 (total ``2 * len(evs)``).
+        The confidences are left in ``last_confidence`` (one dict or None per record).
         """
+        labels, self.last_confidence = self._label(evs, progress)
+        return labels
+
+    def _label(self, evs: Sequence[Evidence], progress: Callable[[int], None] | None
+               ) -> tuple[list[Labels], list[dict[str, float] | None]]:
+        """Labels and confidences of ``evs`` without touching shared state (threads may call it)."""
         evs = list(evs)
         s1: list[Stage1] = []
         for start in range(0, len(evs), self.batch_size):
@@ -137,17 +144,17 @@ class Labeler:
         if self.pool_repositories:
             self._pool_repositories(evs, s1)
         out: list[Labels] = []
-        self.last_confidence = []
+        confidence: list[dict[str, float] | None] = []
         for start in range(0, len(evs), self.batch_size):
             batch = evs[start : start + self.batch_size]
             s2 = self.backend.stage2(batch, s1[start : start + self.batch_size])
             out += [self._assemble(e, a, b) for e, a, b in zip(batch, s1[start : start + self.batch_size], s2)]
             for a, b in zip(s1[start : start + self.batch_size], s2):
                 conf = {**(a.confidence or {}), **(b.confidence or {})}
-                self.last_confidence.append(conf or None)
+                confidence.append(conf or None)
             if progress is not None:
                 progress(len(batch))
-        return out
+        return out, confidence
 
     def label(self, evidence: Evidence) -> Labels:
         return self.label_evidence([evidence])[0]
@@ -157,10 +164,10 @@ class Labeler:
         backend gives confidences; the route is null when its confidence is under the abstain
         threshold) and ``label_provenance`` added."""
         rows = list(rows)
-        labels = self.label_evidence([from_issue_change(r) for r in rows], progress)
+        labels, confidence = self._label([from_issue_change(r) for r in rows], progress)
         prov = self.provenance()
         out = []
-        for r, lb, conf in zip(rows, labels, self.last_confidence):
+        for r, lb, conf in zip(rows, labels, confidence):
             row = {**r, "labels": lb.to_dict(), "route": route_of(lb.domain.l1)}
             if conf is not None:
                 row["label_confidence"] = {k: round(v, 4) for k, v in conf.items()}
