@@ -28,6 +28,7 @@ class _Handler(BaseHTTPRequestHandler):
     always_invalid = False
     in_flight = 0
     max_in_flight = 0
+    wait_for_company = 0.0  # seconds a request waits for a second one to arrive (concurrency tests)
     lock = threading.Lock()
 
     def log_message(self, *args) -> None:  # keep pytest output clean
@@ -41,7 +42,9 @@ class _Handler(BaseHTTPRequestHandler):
             cls.in_flight += 1
             cls.max_in_flight = max(cls.max_in_flight, cls.in_flight)
         try:
-            time.sleep(0.05)  # long enough for concurrent clients to overlap
+            deadline = time.monotonic() + cls.wait_for_company
+            while cls.in_flight < 2 and time.monotonic() < deadline:  # a concurrent client sends another
+                time.sleep(0.01)
             self._answer(body)
         finally:
             with cls.lock:
@@ -86,6 +89,7 @@ def server():
     _Handler.log = []
     _Handler.always_invalid = False
     _Handler.max_in_flight = 0
+    _Handler.wait_for_company = 0.0
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
@@ -208,8 +212,10 @@ def test_keep_going_labels_rows_concurrently_and_leaves_out_a_bad_one(server, tm
             for i in range(6)]
     src = write_jsonl(tmp_path / "in.jsonl", rows)
     out = tmp_path / "out.jsonl"
+    _Handler.wait_for_company = 3.0  # a one-at-a-time client never has company: max_in_flight stays 1
     res = CliRunner().invoke(app, ["label", "tasks", str(src), "--backend", "llm", "--base-url", server, "--model", "tiny",
-                                   "--workers", "4", "--max-retries", "1", "--keep-going", "--out", str(out)])
+                                   "--workers", "4", "--max-retries", "1", "--keep-going", "--out", str(out),
+                                   "--cache-dir", str(tmp_path / "cache")])  # not the user's reply cache
     assert res.exit_code == 1, res.output
     assert f"{src}:3: no label: stage 1 of k-2" in res.output and "skipped 1 row(s)" in res.output
     assert [json.loads(line)["instance_id"] for line in out.read_text().splitlines()] == ["k-0", "k-1", "k-3", "k-4", "k-5"]
