@@ -69,7 +69,6 @@ class Labeler:
         self.batch_size = 10**9 if getattr(self.backend, "batch_all", False) else batch_size
         if getattr(self.backend, "batch_all", False) and hasattr(self.backend, "pool"):
             self.backend.pool = pool_repositories  # the backend pools inside its model
-        self.last_confidence: list[dict[str, float] | None] = []
 
     def provenance(self) -> dict[str, Any]:
         """Backend and version, model / prompt hashes, taxonomy hash, time (one record per labels file)."""
@@ -126,14 +125,12 @@ class Labeler:
 
         ``progress(n)`` is called after each batch with the number of records finished in that step;
         each record counts once for stage 1 and once for stage 2 (total ``2 * len(evs)``).
-        The confidences are left in ``last_confidence`` (one dict or None per record).
         """
-        labels, self.last_confidence = self._label(evs, progress)
-        return labels
+        return self._label(evs, progress)[0]
 
     def _label(self, evs: Sequence[Evidence], progress: Callable[[int], None] | None
                ) -> tuple[list[Labels], list[dict[str, float] | None]]:
-        """Labels and confidences of ``evs`` without touching shared state (threads may call it)."""
+        """Labels of ``evs`` and their confidences (one dict or None per record); no shared state."""
         evs = list(evs)
         s1: list[Stage1] = []
         for start in range(0, len(evs), self.batch_size):

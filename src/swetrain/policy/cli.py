@@ -100,12 +100,13 @@ def serve_cmd(
 
 def _serve_vllm(model: str, host: str, port: int, name: str, dtype: str, device: str, python: str,
                 max_model_len: int, extra: list[str]) -> None:
+    from swetrain.policy.hf import resolve_device
     from swetrain.policy.spec import PolicySpecError, parse_policy_spec
     from swetrain.policy.vllm_server import VLLMServerError, check_python, exec_server, server_command, server_env
 
     try:
         model_dir = parse_policy_spec(model).model_path()
-        cpu = device == "cpu" or (device == "auto" and not _cuda_available())
+        cpu = resolve_device(device).type == "cpu"
         argv = server_command(model_dir, python=python, host=host, port=port, name=name or model_dir.name,
                               dtype=dtype, max_model_len=max_model_len or None, cpu=cpu, extra=extra)
         check_python(python)
@@ -114,12 +115,6 @@ def _serve_vllm(model: str, host: str, port: int, name: str, dtype: str, device:
         raise typer.Exit(2) from None
     typer.echo("starting vLLM: " + " ".join(argv[1:]), err=True)
     exec_server(argv, server_env(cpu))
-
-
-def _cuda_available() -> bool:
-    import torch
-
-    return bool(torch.cuda.is_available())
 
 
 @policy_app.command("bench")

@@ -127,10 +127,10 @@ class VLLMPolicy:
             kwargs["max_model_len"] = max_model_len
         if _on_cpu() and "max_num_batched_tokens" not in kwargs:
             # vLLM CPU cannot rewind a seeded request's generator after a split prefill: never split one
-            from swetrain.policy.vllm_server import CPU_BATCH_WINDOWS, VLLMServerError, model_window
+            from swetrain.policy.vllm_server import VLLMServerError, cpu_token_budget
 
             try:
-                kwargs["max_num_batched_tokens"] = CPU_BATCH_WINDOWS * (max_model_len or model_window(path))
+                kwargs["max_num_batched_tokens"] = cpu_token_budget(path, max_model_len)
             except VLLMServerError as exc:  # no window in config.json: vLLM's default budget
                 log.warning("%s", exc)
         try:

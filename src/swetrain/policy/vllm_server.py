@@ -52,6 +52,12 @@ def model_window(model_dir: Path) -> int:
     return window
 
 
+def cpu_token_budget(model_dir: Path, max_model_len: int | None = None) -> int:
+    """vLLM's ``max_num_batched_tokens`` on CPU: :data:`CPU_BATCH_WINDOWS` windows of the model
+    (``max_model_len``, else config.json's), so that no seeded prefill is split (module doc)."""
+    return CPU_BATCH_WINDOWS * (max_model_len or model_window(model_dir))
+
+
 def server_command(
     model_dir: Path,
     *,
@@ -76,7 +82,7 @@ def server_command(
         "--logprobs-mode", "processed_logprobs", "--enable-prefix-caching",
     ]
     if cpu and "--max-num-batched-tokens" not in extra:
-        argv += ["--max-num-batched-tokens", str(CPU_BATCH_WINDOWS * window)]
+        argv += ["--max-num-batched-tokens", str(cpu_token_budget(model_dir, window))]
     return argv + list(extra)
 
 
@@ -107,13 +113,4 @@ def exec_server(argv: list[str], env: dict[str, str]) -> None:
     """Replace this process with the server (signals and the exit status go straight to vLLM)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execve(argv[0] if os.path.isabs(argv[0]) else _which(argv[0]), argv, env)
-
-
-def _which(program: str) -> str:
-    import shutil
-
-    found = shutil.which(program)
-    if found is None:
-        raise VLLMServerError(f"--vllm-python {program}: not found on PATH")
-    return found
+    os.execvpe(argv[0], argv, env)
