@@ -29,7 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 SCHEMES = (
-    "PATH (model folder)", "hf:PATH", "tiny", "tiny:<preset>", "tiny-sft", "tiny-sft-build", "smollm2",
+    "PATH (model folder)", "hf:PATH", "tiny", "tiny:<preset>", "tiny-sft", "tiny-sft-build", "small-sft", "smollm2",
     "smollm2-sft", "openai:URL#model=NAME&tokenizer=PATH", "vllm:PATH", "scripted:NAME[:TOKENIZER]",
     "scripted-repair[:SEED]",
 )
@@ -37,6 +37,7 @@ SCHEMES = (
 NAMED = {
     "tiny-sft": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
     "tiny-sft-build": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
+    "small-sft": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
     "smollm2-sft": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
 }
 KINDS = ("hf", "tiny", "smollm2", "named", "openai", "vllm", "scripted", "scripted-repair")

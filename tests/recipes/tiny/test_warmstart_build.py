@@ -89,3 +89,19 @@ def test_recipe_builds_deterministically_from_a_seed(tmp_path):
     a, b = (load_file(tmp_path / n / "model.safetensors") for n in ("a", "b"))
     assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
     assert list(make_drills(5, seed=5)) == list(make_drills(5, seed=5)) != list(make_drills(5, seed=6))
+
+
+def test_small_preset_starts_from_the_wider_tiny_model():
+    """The wider-model lever: the ``small`` warm start builds on ``tiny:small`` (6 x 256), under its own
+    cache key, and ``small-sft`` names it."""
+    from swetrain.policy.spec import parse_policy_spec
+    from swetrain.policy.tiny import PRESETS
+    from swetrain.recipes.tiny.warmstart import BASE_SPECS, PRESET_CONFIGS, warm_start_path
+
+    spec = parse_policy_spec(BASE_SPECS["small"])
+    assert spec.kind == "tiny" and spec.name == "small"
+    assert PRESETS["small"].hidden_size > PRESETS["tiny"].hidden_size
+    assert PRESETS["small"].num_hidden_layers > PRESETS["tiny"].num_hidden_layers
+    assert warm_start_path("small").name.startswith("small-sft-") and warm_start_path("small") != warm_start_path("tiny")
+    assert PRESET_CONFIGS["small"].copy_steps > 0
+    assert parse_policy_spec("small-sft").kind == "named"

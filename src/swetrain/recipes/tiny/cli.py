@@ -14,7 +14,7 @@ def register(app: typer.Typer) -> None:
 
 
 def warmstart(
-    base: str = typer.Option("tiny", "--base", help="tiny | smollm2"),
+    base: str = typer.Option("tiny", "--base", help="tiny | small | smollm2"),
     force: bool = typer.Option(False, "--force", help="rebuild even when cached"),
     ship: bool = typer.Option(False, "--ship", help="also copy the tiny result into the package (what `tiny-sft` loads)"),
 ) -> None:
