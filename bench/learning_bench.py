@@ -54,9 +54,12 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     suites = {"heldout": heldout} if heldout else {}
     train_tasks = None
     if args.train_tasks:
+        from swetrain.tasks.builtin import load_builtin
         from swetrain.tasks.record import load_tasks
 
         train_tasks = load_tasks(args.train_tasks)
+        if any(not t.source for t in train_tasks):  # rows of the built-in suite: materialise their snapshots
+            train_tasks = load_builtin(path=args.train_tasks)
     if args.eval_on == "train" and train_tasks is not None:
         suites["train"] = train_tasks
     ro = load_config("fcswe", overrides=list(QUICKSTART_ROLLOUT)).rollout  # the quickstart's sampling settings

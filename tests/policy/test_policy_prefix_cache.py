@@ -130,3 +130,39 @@ def test_threads_sharing_a_prefix_get_the_uncached_results(policies, chat_prompt
         assert ids == ref_ids
         for a, b in zip(lps, ref_lps):
             assert a == pytest.approx(b, abs=1e-4)
+
+
+def test_batched_turns_reuse_each_rows_conversation(policies, chat_prompt):
+    """Three conversations advanced together, one batched call per turn, with per-row seeds: each
+    row reuses its own cached KV states (rows of different cached and new lengths, so pads sit both
+    before the cache and between it and the new tokens) and samples what it samples alone without
+    a cache; the third row joins on turn 2 with no cache of its own."""
+    cached, plain = policies
+    cached.prefix_cache.clear()
+    tok = cached.tokenizer
+    firsts = [chat_prompt(tok, text) for text in (
+        "Fix the failing test in calcium/parse.py: tokenize() drops the last number.",
+        "Run the tests of statlite.",
+        "cartwise: Cart.weight divides by the quantity instead of multiplying; tests/test_cart.py fails.",
+    )]
+    obs = [[tok.encode(f"\n<|im_start|>user\n{text}<|im_end|>\n<|im_start|>assistant\n") for text in turns] for turns in (
+        ("[exit code: 1] FAILED tests/test_parse.py::test_tokens", "def tokenize(s):\n    return s.split()"),
+        ("ok", "42 passed in 0.91s"),
+        ("70:    def weight(self) -> int:", "[exit code: 0]"),
+    )]
+    config = GenerationConfig(max_new_tokens=20, temperature=0.7, seed=5)
+    seeds = [[100, 200, 300], [101, 201, 301]]
+    convs = [list(f) for f in firsts]
+    alone = [list(f) for f in firsts]
+    hits0 = cached.prefix_cache.hits
+    for turn in range(2):
+        rows = [0, 1] if turn == 0 else [0, 1, 2]  # the third conversation starts on turn 2
+        batched = cached.generate([convs[r] for r in rows], config, seeds=[seeds[turn][r] for r in rows])
+        for r, gen in zip(rows, batched):
+            ref = plain.generate([alone[r]], config, seeds=[seeds[turn][r]])[0]
+            assert gen.token_ids == ref.token_ids, (turn, r)
+            assert gen.logprobs == pytest.approx(ref.logprobs, abs=1e-4)
+            convs[r] += list(gen.token_ids) + obs[r][turn]
+            alone[r] += list(ref.token_ids) + obs[r][turn]
+    assert cached.prefix_cache.hits - hits0 == 2  # rows 0 and 1 continued their cached turn 1
+    assert len(cached.prefix_cache) == 3  # every row's conversation is stored for its next turn

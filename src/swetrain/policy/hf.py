@@ -238,6 +238,7 @@ class HFPolicy:
         self._cache_arg = "cache" if "cache" in params else "past_key_values"
         # KV states of earlier single-prompt calls, reused by the next turn of the same conversation
         self.prefix_cache = PrefixCache(prefix_cache_tokens)
+        self._row_caches: bool | None = None  # batched calls reuse per-row KV states (see _rows_cacheable)
 
     @property
     def max_context(self) -> int | None:
@@ -292,7 +293,10 @@ class HFPolicy:
         single = batch == 1
         with torch.inference_mode():
             reused, start = self.prefix_cache.take(prompts[0], self.version) if single else (None, 0)
-            if reused is None:
+            if not single and self._rows_cacheable():  # each row reuses its own conversation's KV states
+                ids, mask, positions, merged = self._batched_prompt(prompts)
+                out = self._forward_prompt(ids, mask, positions, **({self._cache_arg: merged} if merged is not None else {}))
+            elif reused is None:
                 ids, mask, positions = _left_pad(prompts, self.pad_id, self.device)
                 out = self._forward_prompt(ids, mask, positions)
             else:  # encode only the tokens after the cached prefix
@@ -300,6 +304,7 @@ class HFPolicy:
                 mask = torch.ones((1, len(prompts[0])), dtype=torch.long, device=self.device)
                 positions = torch.arange(start, len(prompts[0]), device=self.device)[None, :]
                 out = self._forward_prompt(ids, mask, positions, **{self._cache_arg: reused})
+            prompt_mask = mask
             cache = _cache_of(out)
             step = 0
             while True:
@@ -329,7 +334,78 @@ class HFPolicy:
                 cache = _cache_of(out)
         if single:  # the cache now holds the prompt and every sampled token but the last
             self.prefix_cache.put(prompts[0] + out_ids[0][:-1], cache, self.version)
+        elif self._rows_cacheable():
+            self._put_rows(prompts, out_ids, prompt_mask, cache)
         return [self._generation(out_ids[r], out_lps[r], reasons[r] or "length") for r in range(batch)]
+
+    # ------------------------------------------------------------------ batched prefix reuse
+    def _rows_cacheable(self) -> bool:
+        """Batched calls reuse and store per-row KV states when the prefix cache is on and the
+        model's cache is a plain per-layer key/value cache (transformers' ``DynamicCache``)."""
+        if self.prefix_cache.max_tokens == 0:
+            return False
+        if self._row_caches is None:
+            from transformers import DynamicCache
+
+            kinds = set(getattr(self.model.config, "layer_types", None) or ["full_attention"])
+            self._row_caches = kinds == {"full_attention"} and hasattr(DynamicCache(), "layers")
+        return self._row_caches
+
+    def _batched_prompt(self, prompts: list[list[int]]) -> tuple[Any, Any, Any, Any]:
+        """ids, attention mask, positions and merged KV cache of a batched call whose rows may each
+        continue a cached conversation.
+
+        Row ``r`` reuses the KV states of ``prompts[r][:s_r]`` (``s_r`` = 0 without an entry). The
+        merged cache is the rows' states left-padded to the longest ``s``; the new tokens are
+        left-padded after it, so a row reads ``[pad][cached s_r][pad][new tokens]``. The attention
+        mask hides both pads and positions count real tokens only, so each row computes what it
+        would alone (within kernel numerics)."""
+        torch = self._torch
+        taken = [self.prefix_cache.take(p, self.version) for p in prompts]
+        width = max(s for _, s in taken)
+        suffix = [p[s:] for p, (_, s) in zip(prompts, taken)]
+        new = max(len(t) for t in suffix)
+        batch = len(prompts)
+        ids = torch.full((batch, new), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((batch, width + new), dtype=torch.long)
+        for row, ((_, s), tail) in enumerate(zip(taken, suffix)):
+            mask[row, width - s : width] = 1
+            ids[row, new - len(tail) :] = torch.tensor(tail, dtype=torch.long)
+            mask[row, width + new - len(tail) :] = 1
+        positions = (mask.cumsum(dim=-1) - 1).clamp(min=0)[:, width:]
+        merged = None
+        if width:
+            layers = None
+            for row, (cache, s) in enumerate(taken):
+                if cache is None:
+                    continue
+                kvs = [(layer.keys, layer.values) for layer in cache.layers]  # each [1, heads, s, dim]
+                if layers is None:  # [batch, heads, width, dim] zeros per layer, for keys and values
+                    layers = [tuple(t.new_zeros((batch, t.shape[1], width, t.shape[3])) for t in kv) for kv in kvs]
+                for (k_all, v_all), (k, v) in zip(layers, kvs):
+                    k_all[row, :, width - s :] = k[0]
+                    v_all[row, :, width - s :] = v[0]
+            merged = self._cache_from(layers)
+        return ids.to(self.device), mask.to(self.device), positions.to(self.device), merged
+
+    def _cache_from(self, layers: list[tuple[Any, Any]]) -> Any:
+        from transformers import DynamicCache
+
+        cache = DynamicCache(config=self.model.config)
+        for index, (keys, values) in enumerate(layers):
+            cache.update(keys, values, index)
+        return cache
+
+    def _put_rows(self, prompts: list[list[int]], out_ids: list[list[int]], prompt_mask: Any, cache: Any) -> None:
+        """Store each row's KV states (its prompt and every sampled token but the last) for its next turn."""
+        torch = self._torch
+        width = prompt_mask.shape[1]
+        for row, (prompt, out) in enumerate(zip(prompts, out_ids)):
+            keep = torch.cat([prompt_mask[row].nonzero().flatten(),
+                              torch.arange(width, width + len(out) - 1, device=prompt_mask.device)])
+            layers = [(layer.keys[row : row + 1].index_select(2, keep), layer.values[row : row + 1].index_select(2, keep))
+                      for layer in cache.layers]
+            self.prefix_cache.put(prompt + out[:-1], self._cache_from(layers), self.version)
 
     def _forward_prompt(self, ids: Any, mask: Any, positions: Any, **cache: Any) -> Any:
         try:
