@@ -119,3 +119,24 @@ def test_cli_exports_with_split_field(tmp_path, home):
     rows = load_tasks(out)
     assert len(rows) >= 200 and {t.split for t in rows} == {"train", "heldout"}
     assert all(t.source_path().is_dir() for t in rows)
+
+
+def test_another_tasks_file_never_replaces_the_suites_snapshot(home, tmp_path):
+    """A tasks file with a subset of one repository's tasks (a curriculum frontier) gets its own
+    snapshot: the shipped suite's snapshot, which running workspaces read, keeps every base commit."""
+    import json
+
+    from swetrain.env.gitutil import git
+
+    full = load_builtin()
+    repo = repo_name(full[0])
+    same_repo = [t for t in full if repo_name(t) == repo]
+    assert len(same_repo) > 1
+    subset = tmp_path / "frontier.jsonl"
+    subset.write_text(json.dumps(same_repo[0].model_dump(mode="json") | {"source": None}) + "\n")
+    [one] = load_builtin(path=subset)
+    assert one.source_path() != same_repo[0].source_path()
+    for t in same_repo:  # the suite's snapshot still holds every task's base commit
+        assert git(t.source_path(), "cat-file", "-t", t.base_commit).stdout.decode().strip() == "commit"
+    assert git(one.source_path(), "cat-file", "-t", one.base_commit).stdout.decode().strip() == "commit"
+    assert [t.source_path() for t in load_builtin() if repo_name(t) == repo] == [t.source_path() for t in same_repo]

@@ -13,6 +13,7 @@ same clean commit and, with each task's gold patch reversed on top of it, exactl
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -80,8 +81,11 @@ def _lock(folder: Path):
 def materialise(name: str, tasks: Sequence[Task], root: Path | None = None) -> Path:
     """The snapshot repository of built-in repo ``name`` holding every task's base commit.
 
-    Built once per clean commit under ``cache_dir("builtin")`` (in a temporary folder, renamed
-    into place under a file lock) and reused; takes well under a second per repository.
+    Built once per clean commit and task set under ``cache_dir("builtin")`` (in a temporary folder,
+    renamed into place under a file lock) and reused; takes well under a second per repository.
+    The folder is named by the set of task ids too: another tasks file on the same repository (a
+    curriculum frontier, a pool) gets its own snapshot, and never replaces one that a running
+    job's workspaces read.
     """
     from swetrain.tasks.synth.snapshot import ProjectRepo
 
@@ -93,9 +97,10 @@ def materialise(name: str, tasks: Sequence[Task], root: Path | None = None) -> P
         raise BuiltinError(f"built-in repository {name!r}: tasks disagree on the clean commit ({sorted(map(str, expected))})")
     clean = expected.pop() or ""
     root = root or cache_dir("builtin")
-    final = root / f"{name}-{clean[:12]}"
-    ready = final / ".git" / "swetrain-ready.json"
     ids = sorted(t.instance_id for t in tasks)
+    task_set = hashlib.sha1("\n".join(ids).encode()).hexdigest()[:8]
+    final = root / f"{name}-{clean[:12]}-{task_set}"
+    ready = final / ".git" / "swetrain-ready.json"
     if ready.exists() and json.loads(ready.read_text()).get("ids") == ids:
         return final
     with _lock(root):
