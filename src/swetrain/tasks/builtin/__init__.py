@@ -133,7 +133,7 @@ def materialise(name: str, tasks: Sequence[Task], root: Path | None = None) -> P
 
 def load_builtin(split: str | None = None, path: str | Path = TASKS_FILE, root: Path | None = None) -> list[Task]:
     """Built-in tasks (all, or one split) with ``source`` pointing at materialised snapshots
-    (under ``root``, default ``cache_dir("builtin")``; keep other task files in another root)."""
+    (under ``root``, default ``cache_dir("builtin")``; one snapshot per repository and task set)."""
     if split is not None and split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS} or None, got {split!r}")
     tasks = shipped_tasks(path)
