@@ -123,3 +123,14 @@ def test_finish_and_reset_clears_undo_history(tools, ws):
     assert not tools.finished and not (ws.path / "n.py").exists()
     r = tools.call("file_editor", {"command": "undo_edit", "path": "n.py"})
     assert not r.ok and "no edit" in r.observation
+
+
+def test_execute_bash_observations_repeat_exactly(tools):
+    """Two runs of one command print other addresses and run times; the agent reads the same text
+    both times (env/stable.py), so a fixed seed reproduces the episode."""
+    cmd = ("python -c \"import calc; print(object(), calc.mul)\"; "
+           "python -m pytest -q tests 2>&1 | tail -1")
+    first, second = (tools.call("execute_bash", {"cmd": cmd}).observation for _ in range(2))
+    assert first == second
+    assert "<object object at 0x...>" in first and "<function mul at 0x...>" in first
+    assert "passed" in first and " in 0." not in first and not first.rstrip().endswith("s")

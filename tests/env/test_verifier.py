@@ -207,3 +207,13 @@ def test_builtin_grading_agrees_with_swebench():
     for f1, f2, p1 in itertools.product(STATUSES, STATUSES, STATUSES):
         sm = {k: v for k, v in (("f1", f1), ("f2", f2), ("p1", p1)) if v}
         assert grade_builtin(sm, ["f1", "f2"], ["p1"]) == grade_swebench(sm, ["f1", "f2"], ["p1"]), sm
+
+
+def test_diagnostics_repeat_exactly(task, verifier, tmp_path):
+    """A failure whose traceback prints an object's repr: two verifications of the patch give the
+    same diagnostics (attempt 2 of a chain reads them; env/stable.py), the address written 0x..."""
+    patch = _patch_for(task, tmp_path, _edit_mul("    return object()"))
+    first, second = (verifier.verify(task, patch) for _ in range(2))
+    assert first.status == second.status == "NO"
+    assert "<object object at 0x...>" in first.diagnostics
+    assert first.diagnostics == second.diagnostics

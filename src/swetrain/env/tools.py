@@ -25,6 +25,7 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
+from swetrain.env.stable import stable_output
 from swetrain.env.sandbox import SANDBOX_ROOT
 
 MAX_OBSERVATION_CHARS = 16000
@@ -341,7 +342,7 @@ class ToolRunner:
         if not isinstance(cmd, str) or not cmd.strip():
             raise ToolError("execute_bash needs cmd (a non-empty string)")
         res = self.ws.run(cmd, timeout=self.command_timeout)
-        obs = res.output.rstrip("\n")
+        obs = stable_output(res.output).rstrip("\n")  # a seed reproduces the episode (env/stable.py)
         if self.ws.crashed(res):
             raise SandboxCrashed(f"the sandbox running {cmd[:200]!r} was killed by {_signal_name(-res.returncode)}")
         if res.timed_out:

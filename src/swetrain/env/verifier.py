@@ -42,6 +42,7 @@ from swetrain.env.backend import WorkspaceBackend, check_sandbox, default_sandbo
 from swetrain.env.grading import PASSING_F2P, PASSING_P2P, grade, parse_junit, statuses_for
 from swetrain.env.protect import PROTECTED_NAMES, patch_files  # noqa: F401 (re-exported: older imports)
 from swetrain.env.protect import UNCHECKED, Violation, find_violations, tree_reader
+from swetrain.env.stable import stable_output
 from swetrain.env.verdict import TestResult, Verdict
 from swetrain.env.workspace import PYTEST_PLUGIN_DIR, Limits, WorkspaceError, pristine_snapshot
 from swetrain.tasks.record import Task
@@ -303,4 +304,4 @@ def _diagnostics(v: Verdict, collection_errors, output: str) -> str:
     text = "\n".join(lines)
     if v.status == "NO" and not any(t.traceback for t in v.tests) and not collection_errors and output:
         text += "\n\nTest output (tail):\n" + _clip(output[-2000:], 1500)
-    return _clip(text, DIAGNOSTICS_CHARS)
+    return _clip(stable_output(text), DIAGNOSTICS_CHARS)  # a seed reproduces attempt 2 (env/stable.py)

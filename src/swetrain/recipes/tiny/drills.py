@@ -33,6 +33,7 @@ from typing import Any
 
 from swetrain.agent.format import tool_call_text
 from swetrain.agent.scripted_repair import GREP_AFTER, TEST_CMD, _functions, edit_strings, grep_cmd
+from swetrain.env.stable import stable_output
 
 _ERRORS = (
     "AssertionError: assert {a} == {b}",
@@ -98,7 +99,7 @@ def _failure(rng: random.Random, frames: list[tuple[str, int, str, str]], test: 
              f"FAILED {test_file}::{test} - {err[:40]}...",
              "!" * 26 + " stopping after 1 failures " + "!" * 26,
              f"1 failed, {passed} passed in {rng.randint(30, 250) / 100:.2f}s", "[exit code: 0]"]
-    return "\n".join(body[-27:])
+    return stable_output("\n".join(body[-27:]))  # as the bash tool shows it (no run time)
 
 
 def _functions_of(src: Source) -> list[tuple[str, int, int]]:
