@@ -132,3 +132,15 @@ def test_curriculum_selection_trains_on_the_frontier_and_says_when_there_is_none
         none.refresh(t.instance_id, 2, 0, "base")
     picked, record = select_rl_tasks(none, probe, rl_tasks=3, seed=0)
     assert record["fallback"] and [t.instance_id for t in picked] == ["t0", "t1", "t2"]
+
+
+def test_report_notes_say_the_verdict_and_the_curriculum_plainly():
+    from swetrain.recipes.tiny.quickstart import _notes
+
+    summary = {"before": {"resolved_at_1": 0.0}, "total_s": 1418.0, "timings_s": {"eval_before_s": 470.0},
+               "curriculum": {"probed": 40, "fallback": False, "counts": {"frontier": 1, "evidence": 2}},
+               "paired": {"diff": 0.0, "ci_low": 0.0, "ci_high": 0.0, "n_tasks": 60, "improved": 0, "regressed": 0}}
+    notes = "\n".join(_notes(summary))
+    assert "No significant change" in notes and "[+0.0, +0.0] over 60 tasks" in notes
+    assert "1 frontier task (0 < p̂ < 1) and 2 evidence tasks of 40 probed" in notes
+    assert "resolved no held-out task" in notes

@@ -308,8 +308,9 @@ def _notes(summary: dict[str, Any]) -> list[str]:
                          "frontier; RL ran on probed tasks without reward signal.")
         else:
             c = cur.get("counts", {})
-            notes.append(f"Curriculum: {c.get('frontier', 0)} frontier tasks (0 < p̂ < 1) and {c.get('evidence', 0)} "
-                         f"evidence tasks of {cur['probed']} probed train tasks were trained on.")
+            frontier, evidence = c.get("frontier", 0), c.get("evidence", 0)
+            notes.append(f"Curriculum: {frontier} frontier task{'s' * (frontier != 1)} (0 < p̂ < 1) and {evidence} "
+                         f"evidence task{'s' * (evidence != 1)} of {cur['probed']} probed train tasks were trained on.")
     if summary["before"]["resolved_at_1"] == 0:
         notes.append("The base resolved no held-out task on the first attempt: RL has little signal to work with.")
     return notes
