@@ -55,8 +55,8 @@ def test_copy_pretraining_is_part_of_the_cache_key():
     paths = {warm_start_path("tiny", WarmStartConfig(**kw)) for kw in
              ({}, {"copy_steps": 1500}, {"copy_steps": 1500, "copy_mix": 10}, {"copy_steps": 1500, "copy_easy_steps": 9},
               {"copy_steps": 1500, "copy_lr_scale": 0.0},
-              {"copy_steps": 1500, "copy_long_gap": 2560, "copy_long_fraction": 0.5})}
-    assert len(paths) == 6
+              {"copy_steps": 1500, "copy_long_gap": 2560, "copy_long_fraction": 0.5}, {"copy_steps": 1500, "copy_lr": 1e-3})}
+    assert len(paths) == 7
     assert PRESET_CONFIGS["tiny"].copy_steps > 0
 
 
@@ -103,5 +103,7 @@ def test_small_preset_starts_from_the_wider_tiny_model():
     assert PRESETS["small"].hidden_size > PRESETS["tiny"].hidden_size
     assert PRESETS["small"].num_hidden_layers > PRESETS["tiny"].num_hidden_layers
     assert warm_start_path("small").name.startswith("small-sft-") and warm_start_path("small") != warm_start_path("tiny")
-    assert PRESET_CONFIGS["small"].copy_steps > 0
+    assert PRESET_CONFIGS["small"].copy_steps > 0 and PRESET_CONFIGS["small"].copy_lr == 1e-3
+    assert warm_start_path("tiny").name == warm_start_path("tiny", PRESET_CONFIGS["tiny"]).name  # tiny's key unchanged
+    assert "lr" not in warm_start_path("tiny").name.split("-c")[-1]
     assert parse_policy_spec("small-sft").kind == "named"

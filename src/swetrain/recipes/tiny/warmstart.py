@@ -60,6 +60,9 @@ class WarmStartConfig:
     copy_steps: int = 0
     copy_mix: int = 0
     copy_easy_steps: int = 4000  # the most easy-phase steps (it ends when the circuit has formed)
+    # copy pretraining's learning rate: 3e-3 forms the tiny model's circuit in ~1,850 easy steps but
+    # never formed the wider ``small`` model's in 4,000; 1e-3 formed it in ~600 (docs/training.md)
+    copy_lr: float = 3e-3
     # learning-rate multiplier of the copy-pretrained attention (the first layers' self_attn) during
     # SFT: < 1 protects the induction circuit from being overwritten, 0 freezes it
     copy_lr_scale: float = 1.0
@@ -85,7 +88,8 @@ PRESET_CONFIGS = {
     # the wider-model lever of issue 16: the ``small`` tiny preset (6 layers x 256, 8,192 ids; ~2.4x
     # the tiny model's compute per token) on the same recipe with ~60% of its SFT data, so a build
     # fits ~70 min on 2 cores (measured: docs/training.md)
-    "small": WarmStartConfig(max_demos=1000, epochs=5, drills=2500, lr=2e-3, batch_tokens=4096, copy_steps=2000, copy_mix=4000),
+    "small": WarmStartConfig(max_demos=1000, epochs=5, drills=2500, lr=2e-3, batch_tokens=4096, copy_steps=2000, copy_mix=4000,
+                             copy_lr=1e-3),
     "smollm2": WarmStartConfig(max_demos=1000, epochs=1, lr=1e-4, batch_tokens=4096, micro_batch_tokens=4096,
                                stage2_drills=250, stage2_demos=24),
 }
@@ -106,6 +110,7 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
         tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != 4000 else "")
         tag += f"l{cfg.copy_lr_scale:g}" if cfg.copy_lr_scale != 1.0 else ""
         tag += f"g{cfg.copy_long_gap}f{cfg.copy_long_fraction:g}" if cfg.copy_long_fraction else ""
+        tag += f"lr{cfg.copy_lr:g}" if cfg.copy_lr != 3e-3 else ""
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
 
@@ -403,7 +408,7 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[d
     from swetrain.recipes.tiny.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained, copy_samples
 
     ccfg = CopyPretrainConfig(steps=max(cfg.copy_steps, 1), easy_steps=max(cfg.copy_easy_steps, 1), seed=cfg.seed,
-                              long_gap=cfg.copy_long_gap, long_fraction=cfg.copy_long_fraction)
+                              long_gap=cfg.copy_long_gap, long_fraction=cfg.copy_long_fraction, lr=cfg.copy_lr)
     code = code_corpus(trainer.tokenizer)
     stats: dict[str, Any] | None = None
     if cfg.copy_steps:
