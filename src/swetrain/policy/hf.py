@@ -291,9 +291,10 @@ class HFPolicy:
         out_lps: list[list[float]] = [[] for _ in prompts]
         reasons: list[str | None] = [None] * batch
         single = batch == 1
+        per_row = not single and self._rows_cacheable()  # each row reuses its own conversation's KV states
         with torch.inference_mode():
             reused, start = self.prefix_cache.take(prompts[0], self.version) if single else (None, 0)
-            if not single and self._rows_cacheable():  # each row reuses its own conversation's KV states
+            if per_row:
                 ids, mask, positions, merged = self._batched_prompt(prompts)
                 out = self._forward_prompt(ids, mask, positions, **({self._cache_arg: merged} if merged is not None else {}))
             elif reused is None:
@@ -334,7 +335,7 @@ class HFPolicy:
                 cache = _cache_of(out)
         if single:  # the cache now holds the prompt and every sampled token but the last
             self.prefix_cache.put(prompts[0] + out_ids[0][:-1], cache, self.version)
-        elif self._rows_cacheable():
+        elif per_row:
             self._put_rows(prompts, out_ids, prompt_mask, cache)
         return [self._generation(out_ids[r], out_lps[r], reasons[r] or "length") for r in range(batch)]
 

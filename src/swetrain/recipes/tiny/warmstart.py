@@ -82,14 +82,14 @@ PRESET_CONFIGS = {
     # offline and shipped as package data (``swetrain warmstart --force --ship``), so the
     # quickstart only loads it
     "tiny": WarmStartConfig(max_demos=1000, epochs=8, drills=4000, lr=3e-3, batch_tokens=4096, copy_steps=3000, copy_mix=6000),
+    # the wider-model lever of issue 16: the ``small`` tiny preset (6 layers x 256, 8,192 ids; ~2.4x
+    # the tiny model's compute per token) on the same recipe with ~60% of its SFT data, so a build
+    # should fit ~70 min on 2 cores (estimated; its copy phase is measured in docs/training.md)
+    "small": WarmStartConfig(max_demos=1000, epochs=5, drills=2500, lr=2e-3, batch_tokens=4096, copy_steps=2000, copy_mix=4000,
+                             copy_lr=1e-3),
     # a pretrained chat model (it already copies from its context): every shipped demonstration, one
     # pass (~30 min on 2 cores at ~170 tokens/s; 32 demonstrations localised the fix less often),
     # then 250 drills + 24 demonstrations (~25 min): the first base to resolve a held-out task
-    # the wider-model lever of issue 16: the ``small`` tiny preset (6 layers x 256, 8,192 ids; ~2.4x
-    # the tiny model's compute per token) on the same recipe with ~60% of its SFT data, so a build
-    # fits ~70 min on 2 cores (measured: docs/training.md)
-    "small": WarmStartConfig(max_demos=1000, epochs=5, drills=2500, lr=2e-3, batch_tokens=4096, copy_steps=2000, copy_mix=4000,
-                             copy_lr=1e-3),
     "smollm2": WarmStartConfig(max_demos=1000, epochs=1, lr=1e-4, batch_tokens=4096, micro_batch_tokens=4096,
                                stage2_drills=250, stage2_demos=24),
 }
@@ -110,7 +110,7 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
         tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != 4000 else "")
         tag += f"l{cfg.copy_lr_scale:g}" if cfg.copy_lr_scale != 1.0 else ""
         tag += f"g{cfg.copy_long_gap}f{cfg.copy_long_fraction:g}" if cfg.copy_long_fraction else ""
-        tag += f"lr{cfg.copy_lr:g}" if cfg.copy_lr != 3e-3 else ""
+        tag += f"lr{cfg.copy_lr:g}" if cfg.copy_lr != WarmStartConfig.copy_lr else ""
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
 
