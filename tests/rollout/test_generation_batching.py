@@ -10,6 +10,7 @@ import pytest
 from swetrain.agent.loop import EpisodeLimits
 from swetrain.env.demo import build_demo_task
 from swetrain.policy.base import Generation, GenerationConfig
+from swetrain.policy.continuous import ContinuousBatchingPolicy
 from swetrain.rollout.batching import BatchingPolicy, supports_seeds
 from swetrain.rollout.engine import LockedPolicy, RolloutConfig, RolloutEngine
 from swetrain.rollout.store import TrajectoryStore
@@ -153,10 +154,11 @@ def test_engine_records_are_the_same_with_and_without_batching(hf_policy, tmp_pa
                                                                      max_context_tokens=2048),
                             seed=11, verify_timeout_s=120, batch_generation=batch, batch_wait_ms=20)
         engine = RolloutEngine(hf_policy, backend="local", workers=3, config=cfg)
-        assert isinstance(engine._local_policy(), BatchingPolicy if batch else LockedPolicy)
+        # an HFPolicy is batched continuously (rows join and leave at every decode step)
+        assert isinstance(engine._local_policy(), ContinuousBatchingPolicy if batch else LockedPolicy)
         reports[batch] = engine.run([task], tmp_path / f"run-{batch}")
         stores[batch] = sorted(TrajectoryStore(tmp_path / f"run-{batch}").read_all(), key=lambda t: (t.chain, t.attempt))
-    assert reports[True].generation_batches["max_prompts"] >= 2  # calls were batched
+    assert reports[True].generation_batches["max_rows"] >= 2  # chains shared decode steps
     assert reports[False].generation_batches == {}
     assert len(stores[True]) == len(stores[False]) == 3
     for a, b in zip(stores[False], stores[True]):

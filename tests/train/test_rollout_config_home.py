@@ -47,11 +47,12 @@ def test_engine_config_carries_the_recipe_values():
     assert eng.seed == 42
 
 
-def test_batch_generation_auto_follows_the_generator():
+def test_batch_generation_auto_is_on_for_every_generator_and_can_be_turned_off():
     from swetrain.train.config import RolloutConfig
 
     assert RolloutConfig().batch_generation == "auto"
-    assert RolloutConfig().engine_config(0).batch_generation is False  # hf
+    assert RolloutConfig().engine_config(0).batch_generation is True  # hf: continuous batching
+    assert RolloutConfig(batch_generation=False).engine_config(0).batch_generation is False
     assert RolloutConfig(generator="vllm").engine_config(0).batch_generation is True
     assert RolloutConfig(generator="vllm", batch_generation=False).engine_config(0).batch_generation is False
     assert RolloutConfig(batch_generation=True).engine_config(0).batch_generation is True

@@ -56,6 +56,7 @@ def evaluate_policy(
     workers: int = 1,
     verifier: Any = None,
     on_result: Any = None,
+    batch_generation: bool = True,
 ) -> EvalResult:
     """Run the protocol and compute the metrics (tasks skipped for infrastructure reasons excluded).
 
@@ -70,6 +71,7 @@ def evaluate_policy(
         policy, tasks, out_dir, chains=chains, attempts=attempts, context_variant=context_variant, seed=seed,
         max_turns=max_turns, max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens,
         temperature=temperature, workers=workers, verifier=verifier, on_result=on_result,
+        batch_generation=batch_generation,
     )
     require_trajectories(report, "evaluation")
     kept = [t.instance_id for t in tasks if t.instance_id not in report.skipped_tasks]

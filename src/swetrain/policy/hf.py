@@ -259,34 +259,19 @@ class HFPolicy:
         """
         torch = self._torch
         config = config or GenerationConfig()
-        validate_config(config)
-        validate_ids(prompts, self.vocab_size, "prompts")
+        self.check_request(prompts, config)
         if not prompts:
             return []
-        budget = config.max_new_tokens
-        if self.max_positions:
-            longest = max(len(p) for p in prompts)
-            if longest >= self.max_positions:
-                raise ValueError(
-                    f"prompts: a prompt of {longest} tokens leaves no room in the model's context of {self.max_positions}"
-                )
-        stops = set(config.stop_token_ids) | self.eos_ids
+        stops = self.stop_ids(config)
         if seeds is None:
             seeds = [None if config.seed is None else int(config.seed) + row for row in range(len(prompts))]
         elif len(seeds) != len(prompts):
             raise ValueError(f"seeds: {len(seeds)} values for {len(prompts)} prompts")
-        generators = []
-        for seed in seeds:
-            generator = torch.Generator(device=self.device)
-            if seed is not None:
-                generator.manual_seed(int(seed))
-            else:
-                generator.seed()
-            generators.append(generator)
+        generators = [self.generator(seed) for seed in seeds]
 
         batch = len(prompts)
         lengths = torch.tensor([len(p) for p in prompts], device=self.device)
-        limits = [budget if not self.max_positions else min(budget, self.max_positions - len(p)) for p in prompts]
+        limits = [self.token_limit(p, config) for p in prompts]
         out_ids: list[list[int]] = [[] for _ in prompts]
         out_lps: list[list[float]] = [[] for _ in prompts]
         reasons: list[str | None] = [None] * batch
@@ -338,6 +323,45 @@ class HFPolicy:
         elif per_row:
             self._put_rows(prompts, out_ids, prompt_mask, cache)
         return [self._generation(out_ids[r], out_lps[r], reasons[r] or "length") for r in range(batch)]
+
+    # ------------------------------------------------------------------ request helpers
+    def check_request(self, prompts: list[list[int]], config: GenerationConfig) -> None:
+        """Raise ValueError for bad sampling settings, ids outside the vocabulary, or a prompt that
+        leaves no room in the model's context."""
+        validate_config(config)
+        validate_ids(prompts, self.vocab_size, "prompts")
+        if self.max_positions and prompts:
+            longest = max(len(p) for p in prompts)
+            if longest >= self.max_positions:
+                raise ValueError(
+                    f"prompts: a prompt of {longest} tokens leaves no room in the model's context of {self.max_positions}"
+                )
+
+    def stop_ids(self, config: GenerationConfig) -> set[int]:
+        """Ids that end a row: the call's stop ids and the model's EOS ids."""
+        return set(config.stop_token_ids) | self.eos_ids
+
+    def token_limit(self, prompt: list[int], config: GenerationConfig) -> int:
+        """New tokens a row may sample: the call's budget, cut to the model's context."""
+        budget = config.max_new_tokens
+        return budget if not self.max_positions else min(budget, self.max_positions - len(prompt))
+
+    def generator(self, seed: int | None) -> Any:
+        """A torch generator on the policy's device, seeded (or from OS entropy when ``seed`` is None)."""
+        generator = self._torch.Generator(device=self.device)
+        if seed is not None:
+            generator.manual_seed(int(seed))
+        else:
+            generator.seed()
+        return generator
+
+    def store_row(self, ids: list[int], cache: Any, row: int, row_mask: Any) -> None:
+        """Put row ``row`` of a batched ``cache`` (its real positions: ``row_mask`` != 0) into the
+        prefix cache as the KV states of ``ids``."""
+        keep = row_mask.nonzero().flatten()
+        layers = [(layer.keys[row : row + 1].index_select(2, keep), layer.values[row : row + 1].index_select(2, keep))
+                  for layer in cache.layers]
+        self.prefix_cache.put(ids, self._cache_from(layers), self.version)
 
     # ------------------------------------------------------------------ batched prefix reuse
     def _rows_cacheable(self) -> bool:
@@ -400,13 +424,9 @@ class HFPolicy:
     def _put_rows(self, prompts: list[list[int]], out_ids: list[list[int]], prompt_mask: Any, cache: Any) -> None:
         """Store each row's KV states (its prompt and every sampled token but the last) for its next turn."""
         torch = self._torch
-        width = prompt_mask.shape[1]
         for row, (prompt, out) in enumerate(zip(prompts, out_ids)):
-            keep = torch.cat([prompt_mask[row].nonzero().flatten(),
-                              torch.arange(width, width + len(out) - 1, device=prompt_mask.device)])
-            layers = [(layer.keys[row : row + 1].index_select(2, keep), layer.values[row : row + 1].index_select(2, keep))
-                      for layer in cache.layers]
-            self.prefix_cache.put(prompt + out[:-1], self._cache_from(layers), self.version)
+            sampled = torch.ones(len(out) - 1, dtype=prompt_mask.dtype, device=prompt_mask.device)
+            self.store_row(prompt + out[:-1], cache, row, torch.cat([prompt_mask[row], sampled]))
 
     def _forward_prompt(self, ids: Any, mask: Any, positions: Any, **cache: Any) -> Any:
         try:

@@ -11,9 +11,11 @@ Backends (same chain code, same records for a fixed seed):
   must be shared (one policy model in memory, not one per worker). Calls into the policy are
   serialised by a lock unless the policy says ``thread_safe = True``, so a transformers model is
   never entered by two threads at once. With ``batch_generation`` the concurrent chains' calls
-  are gathered into batched ``generate`` calls instead (:mod:`swetrain.rollout.batching`; each
+  share the model instead: an ``HFPolicy`` runs them as one continuously batched decode, rows
+  joining and leaving at every step (:mod:`swetrain.policy.continuous`); other backends get the
+  calls that arrive together as one batched ``generate`` (:mod:`swetrain.rollout.batching`). Each
   chain keeps its own seeds, so the records do not change for a backend whose rows do not depend
-  on the batch).
+  on the batch.
 * ``ray``: ``workers`` Ray actors (``ray.init(num_cpus=..., include_dashboard=False)`` on this
   machine by default, or an ``address``). Each actor builds its own policy from a *spec* (a
   ``swetrain.policy.load_policy`` string, ``scripted:...``, or a picklable zero-argument factory)
@@ -361,8 +363,13 @@ class RolloutEngine:
             self._policy = build_policy(self.policy_factory)
         policy = self._policy
         if self.workers > 1 and not getattr(policy, "thread_safe", False):
+            from swetrain.policy.continuous import ContinuousBatchingPolicy, supports_continuous
             from swetrain.rollout.batching import BatchingPolicy, supports_seeds
 
+            if self.config.batch_generation and supports_continuous(policy):
+                # rows join and leave the running batch at every decode step; each chain has one
+                # call in flight, so `workers` rows at most
+                return ContinuousBatchingPolicy(policy, max_batch=self.workers)
             if self.config.batch_generation and supports_seeds(policy):
                 # each chain has one call in flight: a batch is full with `workers` prompts
                 return BatchingPolicy(policy, max_batch=self.workers, max_wait_s=self.config.batch_wait_ms / 1000)
@@ -380,11 +387,15 @@ class RolloutEngine:
         try:
             self._run_pool(policy, verifier, jobs, collect, report)
         finally:
+            from swetrain.policy.continuous import ContinuousBatchingPolicy
             from swetrain.rollout.batching import BatchingPolicy
 
             if isinstance(policy, BatchingPolicy) and policy.stats["batches"]:
                 stats = dict(policy.stats)
                 report.generation_batches = {**stats, "prompts_per_call": stats["prompts"] / stats["batches"]}
+            elif isinstance(policy, ContinuousBatchingPolicy) and policy.stats["steps"]:
+                stats = dict(policy.stats)  # rows per decode step: how full the running batch was
+                report.generation_batches = {**stats, "prompts_per_call": stats["row_tokens"] / stats["steps"]}
 
     def _run_pool(self, policy: Any, verifier: Any, jobs: list[tuple[Any, int]],
                   collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
@@ -461,9 +472,12 @@ def run_local(
     workers: int = 1,
     verifier: Any = None,
     on_result: Callable[[ChainResult], None] | None = None,
+    batch_generation: bool = True,
 ) -> tuple[RolloutReport, list[Trajectory]]:
     """Roll ``tasks`` out with one in-process policy into ``out_dir``'s store (appending, no
-    resume) and return the report with the trajectories this call added (evaluation, mastery)."""
+    resume) and return the report with the trajectories this call added (evaluation, mastery).
+    With ``workers > 1`` the chains' generate calls share the model (``batch_generation``: the
+    records are the same as one call at a time)."""
     engine = RolloutEngine(
         policy,
         verifier,
@@ -480,6 +494,7 @@ def run_local(
             temperature=temperature,
             top_p=top_p,
             top_k=top_k,
+            batch_generation=batch_generation,
         ),
     )
     store = TrajectoryStore(out_dir)

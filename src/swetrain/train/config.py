@@ -85,10 +85,11 @@ class RolloutConfig(_Section):
     # what generates the rollouts: hf = transformers (HFPolicy; on CPU the very module being
     # trained), vllm = an in-process vLLM engine that gets the trainer's weights after each update
     generator: str = "hf"
-    # workers > 1 (local backend): gather the chains' concurrent generate calls into batched calls
-    # (rollout.batching.BatchingPolicy); the oldest waiting call starts a batch after batch_wait_ms
-    # auto: on with generator=vllm (measured ~2x at 2-4 chains), off with hf (a batched HFPolicy
-    # call loses the prefix cache: slower at 2 chains, faster at 4); see docs/training.md
+    # workers > 1 (local backend): the chains' concurrent generate calls share the model -- with
+    # hf one continuously batched decode (swetrain.policy.continuous: rows join and leave at every
+    # step, each keeps its prefix cache), with vllm batched calls (rollout.batching.BatchingPolicy;
+    # the oldest waiting call starts a batch after batch_wait_ms). auto = on (measured: vllm ~2x
+    # at 2-4 chains, hf 1.4x+ in real episodes: bench/eval_batching_bench.py, docs/policy.md)
     batch_generation: bool | Literal["auto"] = "auto"
     batch_wait_ms: float = Field(default=5.0, ge=0.0)
     vllm: VLLMGeneratorConfig = Field(default_factory=VLLMGeneratorConfig)  # used by generator=vllm
@@ -124,9 +125,9 @@ class RolloutConfig(_Section):
         return self
 
     def batches_generation(self) -> bool:
-        """``batch_generation`` resolved: ``auto`` is on for ``generator=vllm``, off for ``hf``."""
+        """``batch_generation`` resolved: ``auto`` is on (records do not change, only throughput)."""
         if self.batch_generation == "auto":
-            return self.generator == "vllm"
+            return True
         return bool(self.batch_generation)
 
     def engine_config(self, seed: int) -> Any:
