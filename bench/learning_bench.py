@@ -46,11 +46,11 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     from swetrain.policy.hf import HFPolicy
     from swetrain.train.config import load_config
     from swetrain.policy.spec import resolve_policy_path
-    from swetrain.recipes.tiny.quickstart import QUICKSTART_ROLLOUT, _heldout, _suite, task_scores
+    from swetrain.recipes.tiny.quickstart import QUICKSTART_ROLLOUT, _suite, heldout_sample, task_scores
     from swetrain.train.rl import RLTrainer
 
     base = resolve_policy_path(args.policy)
-    heldout = _heldout(args.eval_tasks, 0)  # the same held-out tasks for every seed and arm
+    heldout = heldout_sample(args.eval_tasks, 0)  # the same held-out tasks for every seed and arm
     suites = {"heldout": heldout} if heldout else {}
     train_tasks = None
     if args.train_tasks:

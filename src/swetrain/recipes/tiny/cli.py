@@ -16,18 +16,18 @@ def register(app: typer.Typer) -> None:
 def warmstart(
     base: str = typer.Option("tiny", "--base", help="tiny | small | smollm2"),
     force: bool = typer.Option(False, "--force", help="rebuild even when cached"),
-    ship: bool = typer.Option(False, "--ship", help="also copy the tiny result into the package (what `tiny-sft` loads)"),
+    ship: bool = typer.Option(False, "--ship", help="also copy the result into the package (what `tiny-sft` / `small-sft` load)"),
 ) -> None:
     """Build (or show) the cached SFT warm start of a base policy from scripted repair demos."""
     import json
 
-    from swetrain.recipes.tiny.warmstart import ensure_warm_start, ship_warm_start
+    from swetrain.recipes.tiny.warmstart import SHIPPED, ensure_warm_start, ship_warm_start
 
-    if ship and base != "tiny":
-        raise typer.BadParameter("only the tiny warm start is shipped", param_hint="--ship")
+    if ship and base not in SHIPPED:
+        raise typer.BadParameter(f"only the {' and '.join(SHIPPED)} warm starts are shipped", param_hint="--ship")
     path = ensure_warm_start(base, progress=True, force=force)
     if ship:
-        typer.echo(f"shipped to {ship_warm_start(path)}")
+        typer.echo(f"shipped to {ship_warm_start(path, SHIPPED[base])}")
     info = json.loads((path / "warmstart.json").read_text())
     typer.echo(f"{path}\n{info['demonstrations']} demonstrations, NLL {info['nll_before']:.3f} -> {info['nll_after']:.3f}, "
                f"built in {info['total_seconds']} s")

@@ -6,7 +6,8 @@
   (``swetrain/recipes/tiny/data/tiny-sft``, trained once offline with ``swetrain warmstart --ship``);
   without it the SFT runs on first use and is cached (see :mod:`swetrain.recipes.tiny.warmstart`);
 * ``tiny-sft-build``: always the locally built (cached) warm start, never the shipped one;
-* ``small-sft``: the same recipe on the wider ``small`` tiny preset (built on first use, not shipped);
+* ``small-sft``: the same recipe on the wider ``small`` tiny preset (``data/small-sft`` when shipped,
+  else built on first use and cached);
 * ``smollm2-sft``: the SFT warm start of SmolLM2-135M-Instruct (converted by the policy layer).
 
 Any other spec (a folder, ``tiny``, ``smollm2``, ``hf:PATH``) resolves without this recipe:
@@ -20,12 +21,13 @@ from typing import Any
 
 
 def named_checkpoint(name: str, *, progress: Any = False) -> Path:
-    """``tiny-sft`` (the shipped warm start, else built), ``tiny-sft-build`` (always the locally
-    built one), ``small-sft`` or ``smollm2-sft``: the SFT warm starts of :mod:`swetrain.recipes.tiny.warmstart`."""
-    from swetrain.recipes.tiny.warmstart import ensure_warm_start, shipped_warm_start
+    """``tiny-sft`` / ``small-sft`` (the shipped warm start, else built), ``tiny-sft-build`` (always
+    the locally built one) or ``smollm2-sft``: the SFT warm starts of :mod:`swetrain.recipes.tiny.warmstart`."""
+    from swetrain.recipes.tiny.warmstart import SHIPPED, ensure_warm_start, shipped_warm_start
 
-    if name == "tiny-sft":
-        shipped = shipped_warm_start()
+    base = name.removesuffix("-sft")
+    if base in SHIPPED:
+        shipped = shipped_warm_start(SHIPPED[base])
         if shipped is not None:
             return shipped
     if name not in ("tiny-sft", "tiny-sft-build", "small-sft", "smollm2-sft"):

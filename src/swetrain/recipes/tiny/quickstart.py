@@ -40,8 +40,10 @@ QUICKSTART_ROLLOUT = (
     "rollout.max_new_tokens=192",
     "rollout.max_context_tokens=3072",
     "rollout.temperature=0.5",
-    # two episodes in flight: one generates while the other's sandbox runs tests (~1.2-1.5x)
-    "rollout.workers=2",
+    # eight episodes in flight: their turns share one continuously batched decode
+    # (swetrain.policy.continuous) while the others' sandboxes run tests
+    "rollout.workers=8",
+    "rollout.batch_generation=true",
 )
 
 
@@ -74,7 +76,8 @@ def _suite(split: str, tasks_file: Path | None) -> list[Any]:
     return sorted(load_builtin(split=split, **kwargs), key=lambda t: t.instance_id)
 
 
-def _heldout(n: int, seed: int, tasks_file: Path | None = None) -> list[Any]:
+def heldout_sample(n: int, seed: int, tasks_file: Path | None = None) -> list[Any]:
+    """The first ``n`` held-out tasks of a seeded shuffle of the suite (or of ``tasks_file``)."""
     tasks = _suite("heldout", tasks_file)
     random.Random(seed).shuffle(tasks)
     return tasks[:n]
@@ -168,7 +171,7 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
     out = Path(opts.out)
     _check_out(out)
     try:
-        heldout = _heldout(opts.eval_tasks, opts.seed, opts.tasks_file)
+        heldout = heldout_sample(opts.eval_tasks, opts.seed, opts.tasks_file)
         train_tasks = _suite("train", opts.tasks_file)
     except (OSError, ValueError) as exc:
         raise QuickstartError(f"--tasks {opts.tasks_file}: {exc}") from None

@@ -170,10 +170,12 @@ def collect_demonstrations(
 DEMOS_FILE = Path(__file__).resolve().parent / "data" / "demos.jsonl"
 #: The tiny warm start trained once offline from the shipped demonstrations (``--ship``), float16.
 SHIPPED_TINY = Path(__file__).resolve().parent / "data" / "tiny-sft"
+#: Where ``swetrain warmstart --base B --ship`` puts each shippable base's warm start.
+SHIPPED = {"tiny": SHIPPED_TINY, "small": SHIPPED_TINY.with_name("small-sft")}
 
 
 def shipped_warm_start(path: Path = SHIPPED_TINY) -> Path | None:
-    """The shipped tiny warm start when it is complete, else None."""
+    """The shipped warm start at ``path`` (default: the tiny one) when it is complete, else None."""
     need = ("config.json", "model.safetensors", "tokenizer.json", "warmstart.json")
     return path if all((path / n).is_file() for n in need) else None
 
