@@ -39,6 +39,13 @@ def test_run_uses_task_interpreter_and_workspace(ws):
     assert lines[1].startswith(ws.agent_root + "/calc/")
 
 
+def test_set_reprs_are_the_same_in_every_command(ws):
+    """A fixed str hash: one action gives one observation (a failing test's message often shows a set)."""
+    cmd = "python -c \"print({'qwerty', 'letmein', 'password', 'admin', 'hunter2', 'dragon', 'monkey', 'shadow'})\""
+    outputs = {ws.run(cmd).output for _ in range(3)}
+    assert len(outputs) == 1, outputs
+
+
 def test_failing_command_and_exit_code(ws):
     res = ws.run("echo out; echo err >&2; exit 3")
     assert res.returncode == 3 and "out" in res.output and "err" in res.output and not res.timed_out

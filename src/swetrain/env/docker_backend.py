@@ -299,7 +299,7 @@ class DockerWorkspace(WorkspaceBackend):
         mark = f"[swetrain-leftover-{uuid.uuid4().hex}]"
         env = {"SWETRAIN_KEEP": self._keep, "SWETRAIN_MARK": mark, "SWETRAIN_AS_KB": str(self.limits.memory_bytes // 1024), "HOME": "/root", "TERM": "dumb", "PAGER": "cat", "GIT_PAGER": "cat",
                "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
-               "PIP_NO_INPUT": "1"}
+               "PYTHONHASHSEED": "0", "PIP_NO_INPUT": "1"}  # fixed str hash: one action, one observation
         try:
             if stdin is not None:
                 name = f"/tmp/.swetrain-stdin-{uuid.uuid4().hex[:12]}"

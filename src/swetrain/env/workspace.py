@@ -320,6 +320,9 @@ class Workspace(WorkspaceBackend):
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONUNBUFFERED": "1",
+            # a fixed str hash: the repr of a set (in a failing test's message) is the same in
+            # every run, so one action gives one observation and records depend only on seeds
+            "PYTHONHASHSEED": "0",
             "PYTHONPATH": os.pathsep.join(pypath),
             "GIT_CONFIG_NOSYSTEM": "1",
             MARKER_VAR: self.marker,
