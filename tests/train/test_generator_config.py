@@ -26,13 +26,11 @@ def test_default_is_transformers_and_vllm_is_accepted():
     }
     # unset engine sizes are left to VLLMPolicy (512 MiB KV cache on CPU, the model's window)
     assert set(load_config("grpo").rollout.vllm.policy_kwargs(seed=0)) == {"dtype", "gpu_memory_utilization", "seed"}
-    # the engine-side mapping is unchanged by the generator, but for batch_generation=auto
-    # (batched calls with vllm, one at a time with hf)
-    import dataclasses
-
+    # the engine-side mapping is unchanged by the generator: batch_generation=auto batches both
+    # (batched calls with vllm, one continuously batched decode with hf)
     vllm_engine, hf_engine = cfg.rollout.engine_config(1), load_config("fcswe").rollout.engine_config(1)
-    assert vllm_engine.batch_generation and not hf_engine.batch_generation
-    assert dataclasses.replace(vllm_engine, batch_generation=False) == hf_engine
+    assert vllm_engine.batch_generation and hf_engine.batch_generation
+    assert vllm_engine == hf_engine
 
 
 def test_unknown_generator_names_the_key():
