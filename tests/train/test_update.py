@@ -117,6 +117,20 @@ def test_fcswe_runtime_penalty(penalty, tiny_path, tokenizer):
         assert metrics["adv/token_abs_max"] == pytest.approx(5.0)
 
 
+def test_penalty_shows_in_token_nonzero_frac(tiny_path, tokenizer):
+    """No reward in the group: every outcome advantage is 0, but the invalid turn's tokens carry -5."""
+    trajs = [
+        make_trajectory(tokenizer, TOOLS, "t1", fix_turns("return b > a"), chain=0, resolved=False, invalid=[False, True, False]),
+        make_trajectory(tokenizer, TOOLS, "t1", fix_turns("del x[0]; pass"), chain=1, resolved=False),
+    ]
+    cfg, samples, adv, before, after, metrics, model = _run("fcswe", trajs, tiny_path, tokenizer, [])
+    trainable = sum(s.n_trainable for s in samples)
+    penalised = sum(int((torch.as_tensor(s.invalid, dtype=torch.bool) & torch.as_tensor(s.loss_mask, dtype=torch.bool)).sum()) for s in samples)
+    assert 0 < penalised < trainable
+    assert metrics["adv/token_nonzero_frac"] == pytest.approx(penalised / trainable)
+    assert metrics["adv/token_abs_max"] == pytest.approx(5.0)
+
+
 def test_reward_scheme_ablations():
     recs = [AttemptRecord("t", 0, 0, False), AttemptRecord("t", 0, 1, True), AttemptRecord("t", 1, 0, False), AttemptRecord("t", 1, 1, False)]
     cfg = load_config("fcswe")

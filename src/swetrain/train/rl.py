@@ -364,6 +364,8 @@ class RLTrainer:
             metrics["update/threads"] = n_threads
             finite = [r for r in rewards if not math.isnan(r)]
             metrics["reward/mean"] = sum(finite) / len(finite) if finite else 0.0
+            # outcome (per-attempt) advantages, before the runtime penalty; the token-level share
+            # after it is the updater's adv/token_nonzero_frac
             metrics["adv/nonzero_frac"] = sum(1 for a in advs if not math.isnan(a) and a != 0) / max(len(advs), 1)
             summary = summarize(trajs) if trajs else {}
             for key in ("resolved@1", "resolved@2", "conditional_recovery", "invalid_turn_rate", "mean_turns"):

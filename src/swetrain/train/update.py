@@ -404,6 +404,8 @@ class PolicyUpdater:
         adv_tok = torch.cat([torch.zeros(0)] + [a[torch.as_tensor(s.loss_mask, dtype=torch.bool)] for s, _, a in prepared])
         out["adv/token_mean"] = float(adv_tok.mean()) if adv_tok.numel() else 0.0
         out["adv/token_abs_max"] = float(adv_tok.abs().max()) if adv_tok.numel() else 0.0
+        # after return-to-go and the runtime penalty: nonzero even when every outcome advantage is 0
+        out["adv/token_nonzero_frac"] = float((adv_tok != 0).float().mean()) if adv_tok.numel() else 0.0
         return out
 
     def _make_batch(self, items: Sequence[tuple[TrainSample, torch.Tensor, torch.Tensor]]) -> Batch:
