@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import threading
 
 import pytest
 
@@ -49,3 +50,33 @@ def tokenizer(tiny_path):
     from transformers import AutoTokenizer
 
     return AutoTokenizer.from_pretrained(tiny_path)
+
+
+def _run_threads(fn, args_list, delays=None, timeout=120.0):
+    """Call fn(*args) for each args in its own thread, released together (then after its delay)."""
+    results: list = [None] * len(args_list)
+    errors: list = [None] * len(args_list)
+    start = threading.Event()
+
+    def run(i):
+        start.wait()
+        if delays and delays[i]:
+            threading.Event().wait(delays[i])
+        try:
+            results[i] = fn(*args_list[i])
+        except Exception as exc:  # noqa: BLE001
+            errors[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(args_list))]
+    for t in threads:
+        t.start()
+    start.set()
+    for t in threads:
+        t.join(timeout=timeout)
+    return results, errors
+
+
+@pytest.fixture
+def run_threads():
+    """``run_threads(fn, args_list, delays=None)`` -> (results, errors), one thread per call."""
+    return _run_threads

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from swetrain.policy.base import GenerationConfig
@@ -17,30 +15,6 @@ def hf_policy(tiny_path):
     return HFPolicy(tiny_path, device="cpu", dtype="float32")
 
 
-def _staggered(fn, args_list, delays):
-    """Run fn(*args) in threads that start after the given delays (seconds)."""
-    results: list = [None] * len(args_list)
-    errors: list = [None] * len(args_list)
-    start = threading.Event()
-
-    def run(i):
-        start.wait()
-        if delays[i]:
-            threading.Event().wait(delays[i])
-        try:
-            results[i] = fn(*args_list[i])
-        except Exception as exc:  # noqa: BLE001
-            errors[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(args_list))]
-    for t in threads:
-        t.start()
-    start.set()
-    for t in threads:
-        t.join(timeout=120)
-    return results, errors
-
-
 def _prompts(tokenizer):
     texts = ["def add(a, b):", "Resolve the issue in calc/__init__.py, please.", "x",
              "import os\nprint(os.getcwd())", "class Stack:\n    def push(self, item):"]
@@ -48,7 +22,7 @@ def _prompts(tokenizer):
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
-def test_rows_that_join_at_different_steps_equal_their_unbatched_calls(hf_policy, tokenizer, temperature):
+def test_rows_that_join_at_different_steps_equal_their_unbatched_calls(hf_policy, tokenizer, temperature, run_threads):
     prompts = _prompts(tokenizer)
     configs = [GenerationConfig(max_new_tokens=6 + 5 * i, temperature=temperature, seed=31 * i + 5)
                for i in range(len(prompts))]
@@ -59,7 +33,7 @@ def test_rows_that_join_at_different_steps_equal_their_unbatched_calls(hf_policy
     alone = [hf_policy.generate([p], c)[0] for p, c in zip(prompts, configs)]
     hf_policy.prefix_cache.clear()
     policy = ContinuousBatchingPolicy(hf_policy, max_batch=3)
-    results, errors = _staggered(policy.generate, [([p], c) for p, c in zip(prompts, configs)],
+    results, errors = run_threads(policy.generate, [([p], c) for p, c in zip(prompts, configs)],
                                  [0.0, 0.0, 0.01, 0.03, 0.0])
     assert errors == [None] * len(prompts)
     for one, [batched] in zip(alone, results):
@@ -93,7 +67,7 @@ def test_a_multi_prompt_call_keeps_its_seeds_and_the_next_turn_reuses_the_cache(
     assert again.logprobs == pytest.approx(fresh.logprobs, abs=1e-4)
 
 
-def test_score_and_sync_run_alone_and_errors_reach_every_row(hf_policy, tokenizer):
+def test_score_and_sync_run_alone_and_errors_reach_every_row(hf_policy, tokenizer, run_threads):
     policy = ContinuousBatchingPolicy(hf_policy, max_batch=4)
     seq = tokenizer("def f(x): return x")["input_ids"]
     assert policy.score([seq])[0] == pytest.approx(hf_policy.score([seq])[0], abs=1e-5)
@@ -114,7 +88,7 @@ def test_score_and_sync_run_alone_and_errors_reach_every_row(hf_policy, tokenize
 
     hf_policy.model.forward = broken
     try:
-        _, errors = _staggered(policy.generate, [([seq], GenerationConfig(seed=0)), ([seq[:3]], GenerationConfig(seed=1))],
+        _, errors = run_threads(policy.generate, [([seq], GenerationConfig(seed=0)), ([seq[:3]], GenerationConfig(seed=1))],
                                [0.0, 0.0])
     finally:
         hf_policy.model.forward = original

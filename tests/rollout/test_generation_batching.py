@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import pytest
@@ -45,31 +44,11 @@ class FakePolicy:
         self.version += 1
 
 
-def _concurrently(fn, args_list):
-    results: list = [None] * len(args_list)
-    errors: list = [None] * len(args_list)
-    barrier = threading.Barrier(len(args_list))
-
-    def run(i):
-        barrier.wait()
-        try:
-            results[i] = fn(*args_list[i])
-        except Exception as exc:  # noqa: BLE001
-            errors[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(args_list))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    return results, errors
-
-
-def test_concurrent_calls_become_one_batch_with_their_own_seeds():
+def test_concurrent_calls_become_one_batch_with_their_own_seeds(run_threads):
     fake = FakePolicy()
     policy = BatchingPolicy(fake, max_batch=3, max_wait_s=5.0)  # full at 3 prompts: no waiting
     args = [([[i, i]], GenerationConfig(max_new_tokens=4, seed=100 * i)) for i in range(3)]
-    results, errors = _concurrently(policy.generate, args)
+    results, errors = run_threads(policy.generate, args)
     assert errors == [None] * 3
     assert fake.calls and fake.calls[0][0] == 3 and len(fake.calls) == 1
     assert sorted(fake.calls[0][2]) == [0, 100, 200]
@@ -78,13 +57,13 @@ def test_concurrent_calls_become_one_batch_with_their_own_seeds():
     assert policy.stats == {"calls": 3, "batches": 1, "prompts": 3, "max_prompts": 3}
 
 
-def test_calls_with_other_settings_are_not_mixed_and_a_lone_call_is_passed_through():
+def test_calls_with_other_settings_are_not_mixed_and_a_lone_call_is_passed_through(run_threads):
     fake = FakePolicy(delay=0.05)
     policy = BatchingPolicy(fake, max_batch=4, max_wait_s=0.2)
     args = [([[1], [2]], GenerationConfig(max_new_tokens=4, seed=7)),  # two prompts: seeds 7, 8
             ([[3]], GenerationConfig(max_new_tokens=4, seed=None)),
             ([[4]], GenerationConfig(max_new_tokens=9, seed=1))]
-    results, errors = _concurrently(policy.generate, args)
+    results, errors = run_threads(policy.generate, args)
     assert errors == [None] * 3
     assert [g.text for g in results[0]] == ["7", "8"] and results[1][0].text == "None" and results[2][0].text == "1"
     by_budget = {}
@@ -94,9 +73,9 @@ def test_calls_with_other_settings_are_not_mixed_and_a_lone_call_is_passed_throu
     assert sum(n for n, _ in by_budget[4]) == 3
 
 
-def test_an_error_reaches_every_caller_of_the_batch():
+def test_an_error_reaches_every_caller_of_the_batch(run_threads):
     policy = BatchingPolicy(FakePolicy(fail=True), max_batch=2, max_wait_s=5.0)
-    _, errors = _concurrently(policy.generate, [([[1]], GenerationConfig(seed=0)), ([[2]], GenerationConfig(seed=1))])
+    _, errors = run_threads(policy.generate, [([[1]], GenerationConfig(seed=0)), ([[2]], GenerationConfig(seed=1))])
     assert all(isinstance(e, RuntimeError) and "model exploded" in str(e) for e in errors)
 
 
@@ -128,14 +107,14 @@ def hf_policy(tiny_path):
 
 
 @pytest.mark.parametrize("temperature", [0.0, 1.0])
-def test_batched_hf_generations_equal_unbatched(hf_policy, tokenizer, temperature):
+def test_batched_hf_generations_equal_unbatched(hf_policy, tokenizer, temperature, run_threads):
     """HFPolicy rows do not depend on the batch (docs/policy.md): batched = one call per prompt."""
     texts = ["def add(a, b):", "Resolve the issue in calc/__init__.py, please.", "x", "import os\nprint(os.getcwd())"]
     prompts = [tokenizer(t)["input_ids"] for t in texts]
     configs = [GenerationConfig(max_new_tokens=12, temperature=temperature, seed=31 * i + 5) for i in range(len(prompts))]
     alone = [hf_policy.generate([p], c)[0] for p, c in zip(prompts, configs)]
     batching = BatchingPolicy(hf_policy, max_batch=len(prompts), max_wait_s=5.0)
-    results, errors = _concurrently(batching.generate, [([p], c) for p, c in zip(prompts, configs)])
+    results, errors = run_threads(batching.generate, [([p], c) for p, c in zip(prompts, configs)])
     assert errors == [None] * len(prompts)
     assert batching.stats["batches"] == 1 and batching.stats["max_prompts"] == len(prompts)
     for one, [batched] in zip(alone, results):

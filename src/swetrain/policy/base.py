@@ -19,6 +19,11 @@ class GenerationConfig:
     stop_token_ids: list[int] = field(default_factory=list)  # generation ends after emitting one
     seed: int | None = None
 
+    def batch_key(self) -> tuple:
+        """What calls must share to run in one batch: every sampling setting but the seed."""
+        return (self.max_new_tokens, float(self.temperature), float(self.top_p), int(self.top_k),
+                tuple(self.stop_token_ids))
+
 
 @dataclass
 class Generation:

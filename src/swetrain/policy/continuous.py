@@ -48,12 +48,6 @@ def supports_continuous(policy: Any) -> bool:
     return isinstance(policy, HFPolicy) and policy.prefix_cache.max_tokens > 0 and policy._rows_cacheable()
 
 
-def settings_key(config: GenerationConfig) -> tuple:
-    """What rows must share to run in one batch: every sampling setting but the seed."""
-    return (config.max_new_tokens, float(config.temperature), float(config.top_p), int(config.top_k),
-            tuple(config.stop_token_ids))
-
-
 @dataclass
 class _Request:
     prompt: list[int]
@@ -118,7 +112,7 @@ class ContinuousBatchingPolicy(PolicyProxy):
         self._policy.check_request(prompts, config)
         if not prompts:
             return []
-        key = settings_key(config)
+        key = config.batch_key()
         requests = [_Request(list(p), config, None if config.seed is None else int(config.seed) + i, key)
                     for i, p in enumerate(prompts)]
         with self._cond:

@@ -45,12 +45,6 @@ def supports_seeds(policy: Any) -> bool:
         return False
 
 
-def config_key(config: GenerationConfig) -> tuple:
-    """What calls must share to run in one batch: every sampling setting but the seed."""
-    return (config.max_new_tokens, float(config.temperature), float(config.top_p), int(config.top_k),
-            tuple(config.stop_token_ids))
-
-
 @dataclass
 class _Call:
     prompts: list[list[int]]
@@ -96,7 +90,7 @@ class BatchingPolicy(PolicyProxy):
         config = config or GenerationConfig()
         if not prompts:
             return []
-        call = _Call([list(p) for p in prompts], config, time.monotonic(), key=config_key(config))
+        call = _Call([list(p) for p in prompts], config, time.monotonic(), key=config.batch_key())
         with self._cond:
             self._queue.append(call)
             self._cond.notify_all()
