@@ -65,8 +65,15 @@ class RepairPlan:
         return asdict(self)
 
 
-def grep_cmd(path: str, function: str) -> str:
-    """The command that shows ``function`` of ``path`` with line numbers."""
+def grep_cmd(path: str, function: str, tree: bool = False) -> str:
+    """The command that shows ``function`` of ``path`` with line numbers.
+
+    With ``tree``, the search runs over every non-test Python file of the repository instead, so
+    the agent needs only the function's name, and every printed line starts with its file's path:
+    the path the edit needs is then copied from the line being edited, not from the issue.
+    """
+    if tree:
+        return f'grep -rn -A {GREP_AFTER} "def {function}(" --include="*.py" --exclude-dir=tests *'
     return f'grep -n -A {GREP_AFTER} "def {function}(" {path}'
 
 

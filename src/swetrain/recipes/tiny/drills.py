@@ -60,9 +60,18 @@ class Source:
     text: str
 
 
-def grep_output(text: str, path: str, function: str) -> str:
+def grep_output(text: str, path: str, function: str, tree: bool = False) -> str:
     """What ``grep -n -A GREP_AFTER "def F(" P`` prints for ``text`` (first match; ``[exit code]``
-    line as the tool writes it)."""
+    line as the tool writes it); with ``tree``, what the recursive form of
+    :func:`~swetrain.agent.scripted_repair.grep_cmd` prints when ``path`` is the only file that
+    defines the function (each line prefixed by the path)."""
+    if tree:
+        out = []
+        for x in grep_output(text, path, function).splitlines():
+            digits = len(x) - len(x.lstrip("0123456789"))
+            # "77:def f(" -> "pkg/mod.py:77:def f(", "78-  body" -> "pkg/mod.py-78-  body"
+            out.append(f"{path}{x[digits]}{x}" if digits and x[digits:digits + 1] in ":-" else x)
+        return "\n".join(out)
     lines = text.splitlines()
     needle = f"def {function}("
     out: list[str] = []
@@ -129,10 +138,38 @@ def mutate_line(line: str, rng: random.Random) -> str | None:
     return out if out != line else None
 
 
-def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set[int]], kind: str) -> list[dict] | None:
+_CONSONANTS = "bcdfghjklmnprstvwxz"
+_VOWELS = "aeiou"
+
+
+def random_name(rng: random.Random) -> str:
+    """A made-up package or module name (2-4 syllables, e.g. ``duvorake``): seen nowhere else."""
+    return "".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(rng.randint(2, 4)))
+
+
+def _renamer(rng: random.Random) -> Any:
+    """Maps a path to the same path under made-up directory and file names (one name per part)."""
+    names: dict[str, str] = {}
+
+    def rename(path: str) -> str:
+        *dirs, file = path.split("/")
+        parts = [names.setdefault(d, random_name(rng)) for d in dirs]
+        stem = file.removesuffix(".py")
+        if stem != "__init__":
+            stem = names.setdefault(stem, random_name(rng))
+        return "/".join(parts + [stem + ".py"])
+
+    return rename
+
+
+def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set[int]], kind: str,
+               tree: bool = False, rename: bool = False) -> list[dict] | None:
     """One drill conversation (user, assistant, tool, assistant[, tool, assistant]) or None;
-    ``blocked`` lines (per path) are never mutated."""
+    ``blocked`` lines (per path) are never mutated; ``tree``: the recursive grep of
+    :func:`~swetrain.agent.scripted_repair.grep_cmd`; ``rename``: paths (and the module the
+    issue names) under made-up names, so they can only be copied, never recalled from training."""
     src = rng.choice(sources)
+    shown_path = _renamer(rng) if rename else (lambda p: p)
     funcs = _functions_of(src)
     if not funcs:
         return None
@@ -155,15 +192,16 @@ def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set
         line = rng.randint(lo + 1, hi)
         shown = text
     code = shown.splitlines()[line - 1]
-    frames = [(src.path, line, name, code)]
+    frames = [(shown_path(src.path), line, name, code)]
     if rng.random() < 0.5:  # a caller frame above the buggy function
         other = rng.choice(sources)
         ofuncs = _functions_of(other)
         if ofuncs:
             oname, olo, ohi = rng.choice(ofuncs)
             oline = rng.randint(olo + 1, ohi)
-            frames.insert(0, (other.path, oline, oname, other.text.splitlines()[oline - 1]))
-    module = _module(src.path)
+            frames.insert(0, (shown_path(other.path), oline, oname, other.text.splitlines()[oline - 1]))
+    path = shown_path(src.path)
+    module = _module(path)
     named = rng.random() < 0.5
     header = rng.choice(_HEADERS[:2] if named else _HEADERS[2:]).format(dotted=f"{module}.{name}", module=module)
     issue = f"Resolve the following issue in the repository.\n\n<issue>\n{header}\n\nThe failing tests describe the expected behaviour.\n</issue>"
@@ -171,16 +209,16 @@ def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set
         {"role": "user", "content": issue},
         {"role": "assistant", "content": tool_call_text("execute_bash", {"cmd": TEST_CMD})},
         {"role": "tool", "content": _failure(rng, frames, f"test_{name}")},
-        {"role": "assistant", "content": tool_call_text("execute_bash", {"cmd": grep_cmd(src.path, name)})},
+        {"role": "assistant", "content": tool_call_text("execute_bash", {"cmd": grep_cmd(path, name, tree)})},
     ]
     if kind == "edit":
         # the shortest unique span around the change (scripted_repair.minimal_edit), as in the
         # demonstrations: a few tokens to copy instead of the whole line
         old_str, new_str = edit_strings(shown, line, old_lines[line - 1])
         msgs += [
-            {"role": "tool", "content": grep_output(shown, src.path, name)},
+            {"role": "tool", "content": grep_output(shown, path, name, tree)},
             {"role": "assistant", "content": tool_call_text(
-                "file_editor", {"command": "str_replace", "path": src.path, "old_str": old_str, "new_str": new_str})},
+                "file_editor", {"command": "str_replace", "path": path, "old_str": old_str, "new_str": new_str})},
         ]
     return msgs
 
@@ -215,13 +253,14 @@ def drill_sources(stdlib_files: int = 150, seed: int = 0) -> tuple[list[Source],
     return sources, blocked
 
 
-def make_drills(n: int, seed: int = 0, stdlib_files: int = 150) -> Iterator[list[dict]]:
+def make_drills(n: int, seed: int = 0, stdlib_files: int = 150, tree: bool = False,
+                rename: bool = False) -> Iterator[list[dict]]:
     """``n`` drill conversations (40% locate, 60% edit), deterministic for a seed."""
     sources, blocked = drill_sources(stdlib_files, seed)
     rng = random.Random(seed)
     made = 0
     while made < n:
-        drill = make_drill(rng, sources, blocked, "locate" if rng.random() < 0.4 else "edit")
+        drill = make_drill(rng, sources, blocked, "locate" if rng.random() < 0.4 else "edit", tree, rename)
         if drill is not None:
             made += 1
             yield drill
