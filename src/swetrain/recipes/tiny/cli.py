@@ -41,7 +41,7 @@ def quickstart(
     eval_tasks: int = typer.Option(60, "--eval-tasks", help="held-out tasks evaluated before and after"),
     tasks_per_step: int = typer.Option(2, "--tasks-per-step", help="training tasks per RL step"),
     group: int = typer.Option(4, "--group", help="FC-SWE chains per task (G)"),
-    probe_tasks: int = typer.Option(40, "--probe-tasks", help="train tasks probed for the base's mastery (0: no curriculum)"),
+    probe_tasks: int = typer.Option(24, "--probe-tasks", help="train tasks probed for the base's mastery (0: no curriculum)"),
     probe_rollouts: int = typer.Option(2, "--probe-rollouts", help="single-attempt rollouts per probed task"),
     rl_tasks: int = typer.Option(8, "--rl-tasks", help="size of the RL set chosen from the mastery frontier"),
     tasks: Path = typer.Option(None, "--tasks", help="a built-in-format tasks.jsonl instead of the shipped suite"),

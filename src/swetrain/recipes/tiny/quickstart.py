@@ -61,7 +61,7 @@ class QuickstartOptions:
     eval_chains: int = 1
     tasks_per_step: int = 2
     group: int = 4
-    probe_tasks: int = 40  # train tasks whose base mastery picks the RL set (0: no curriculum)
+    probe_tasks: int = 24  # train tasks whose base mastery picks the RL set (0: no curriculum)
     probe_rollouts: int = 2
     rl_tasks: int = 8  # size of the RL set chosen by the frontier selection
     overrides: tuple[str, ...] = ()
