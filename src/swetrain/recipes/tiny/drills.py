@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 import re
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,13 +65,8 @@ def grep_output(text: str, path: str, function: str, tree: bool = False) -> str:
     line as the tool writes it); with ``tree``, what the recursive form of
     :func:`~swetrain.agent.scripted_repair.grep_cmd` prints when ``path`` is the only file that
     defines the function (each line prefixed by the path)."""
-    if tree:
-        out = []
-        for x in grep_output(text, path, function).splitlines():
-            digits = len(x) - len(x.lstrip("0123456789"))
-            # "77:def f(" -> "pkg/mod.py:77:def f(", "78-  body" -> "pkg/mod.py-78-  body"
-            out.append(f"{path}{x[digits]}{x}" if digits and x[digits:digits + 1] in ":-" else x)
-        return "\n".join(out)
+    # the recursive form prefixes match lines with "path:" and context lines with "path-"
+    match, context = (f"{path}:", f"{path}-") if tree else ("", "")
     lines = text.splitlines()
     needle = f"def {function}("
     out: list[str] = []
@@ -80,12 +75,12 @@ def grep_output(text: str, path: str, function: str, tree: bool = False) -> str:
         if needle in line:
             if out and i > last + 1:
                 out.append("--")
-            out.append(f"{i + 1}:{line}")
+            out.append(f"{match}{i + 1}:{line}")
             last = i
             for j in range(i + 1, min(len(lines), i + 1 + GREP_AFTER)):
                 if needle in lines[j]:
                     break
-                out.append(f"{j + 1}-{lines[j]}")
+                out.append(f"{context}{j + 1}-{lines[j]}")
                 last = j
     return "\n".join(out) + "\n[exit code: 0]"
 
@@ -147,7 +142,7 @@ def random_name(rng: random.Random) -> str:
     return "".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(rng.randint(2, 4)))
 
 
-def _renamer(rng: random.Random) -> Any:
+def _renamer(rng: random.Random) -> Callable[[str], str]:
     """Maps a path to the same path under made-up directory and file names (one name per part)."""
     names: dict[str, str] = {}
 
@@ -192,7 +187,8 @@ def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set
         line = rng.randint(lo + 1, hi)
         shown = text
     code = shown.splitlines()[line - 1]
-    frames = [(shown_path(src.path), line, name, code)]
+    path = shown_path(src.path)
+    frames = [(path, line, name, code)]
     if rng.random() < 0.5:  # a caller frame above the buggy function
         other = rng.choice(sources)
         ofuncs = _functions_of(other)
@@ -200,7 +196,6 @@ def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set
             oname, olo, ohi = rng.choice(ofuncs)
             oline = rng.randint(olo + 1, ohi)
             frames.insert(0, (shown_path(other.path), oline, oname, other.text.splitlines()[oline - 1]))
-    path = shown_path(src.path)
     module = _module(path)
     named = rng.random() < 0.5
     header = rng.choice(_HEADERS[:2] if named else _HEADERS[2:]).format(dotted=f"{module}.{name}", module=module)
