@@ -69,6 +69,7 @@ def mastery_cmd(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from swetrain.curriculum.mastery import estimate_mastery
+    from swetrain.rollout.errors import NoTrajectoryError
     from swetrain.policy.threads import configure_torch_threads
     from swetrain.rollout.cli import _build_policy, _policy_spec, _sample_tasks
 
@@ -76,6 +77,10 @@ def mastery_cmd(
     _policy_spec(policy)
     mastery = _load_map(out, policy, must_exist=False)
     chosen = _sample_tasks(tasks, split or None, seed, limit)
+    from swetrain.env.backend import default_sandbox
+    from swetrain.env.cli import check_sandbox_or_exit
+
+    check_sandbox_or_exit(default_sandbox(), chosen)  # every task environment can run its tests
     if resume:
         done = mastery.estimated(phase)
         chosen = [t for t in chosen if t.instance_id not in done]
@@ -85,11 +90,16 @@ def mastery_cmd(
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                       disable=as_json) as progress:
             bar = progress.add_task(f"mastery {policy}", total=len(chosen) * rollouts)
-            changes = estimate_mastery(
-                _build_policy(policy), chosen, runs / phase, mastery, phase=phase, rollouts=rollouts, seed=seed,
-                workers=workers, temperature=temperature, max_turns=max_turns, max_new_tokens=max_new_tokens,
-                on_result=lambda _r: progress.advance(bar),
-            )
+            try:
+                changes = estimate_mastery(
+                    _build_policy(policy), chosen, runs / phase, mastery, phase=phase, rollouts=rollouts, seed=seed,
+                    workers=workers, temperature=temperature, max_turns=max_turns, max_new_tokens=max_new_tokens,
+                    on_result=lambda _r: progress.advance(bar),
+                )
+            except NoTrajectoryError as exc:  # mostly infrastructure failures: the map is not updated
+                progress.stop()
+                typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+                raise typer.Exit(1) from None
         mastery.save(out)
     _print_summary(mastery, as_json, {"phase": phase, "refreshed": changes["refreshed"],
                                       "skipped": len(changes["skipped"]), "map": str(out)})

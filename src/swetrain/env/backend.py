@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import abc
 import os
+from pathlib import Path
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -189,9 +190,36 @@ def check_sandbox(sandbox: str) -> str:
 
 def preflight(sandbox: str, tasks: Any) -> None:
     """Check a run can start on ``sandbox`` before any chain runs: for ``docker`` the SDK, the
-    daemon and every task's image. Raises ValueError / WorkspaceError with one line to show."""
+    daemon and every task's image; for ``local`` that each distinct task environment can run its
+    test command (the runner imports, the verifier's plugin loads; an empty ``tasks`` checks the
+    default environment, the built-in suite's). Raises ValueError / WorkspaceError with one line."""
     check_sandbox(sandbox)
+    tasks = list(tasks)
     if sandbox == "docker":
         from swetrain.env.docker_backend import docker_preflight
 
-        docker_preflight(list(tasks))
+        docker_preflight(tasks)
+        return
+    local_preflight(tasks)
+
+
+def local_preflight(tasks: list) -> None:
+    """Each distinct environment of ``tasks`` (the default one when a task names none) can run tests."""
+    from swetrain.env.taskenv import TaskEnvError, check_environment, default_task_env
+    from swetrain.env.workspace import PYTEST_PLUGIN_DIR, WorkspaceError
+
+    envs: dict[str, str] = {}
+    for task in tasks or [None]:
+        path = task.environment_path() if task is not None else None
+        if path is None:
+            envs.setdefault("default", "the default task environment")
+        else:
+            envs.setdefault(str(path), f"task environment {path} (task {task.instance_id})")
+    try:
+        for key, label in envs.items():
+            env = default_task_env() if key == "default" else Path(key)
+            if key == "default":
+                label = f"{label} {env}" + (" (from $SWETRAIN_TASK_ENV)" if os.environ.get("SWETRAIN_TASK_ENV") else "")
+            check_environment(env, PYTEST_PLUGIN_DIR, label=label)
+    except TaskEnvError as exc:
+        raise WorkspaceError(str(exc)) from None

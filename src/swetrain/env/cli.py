@@ -151,7 +151,7 @@ def selfcheck(
     from swetrain.env.sandbox import isolation_note
     from swetrain.env.tools import ToolRunner
     from swetrain.env.verifier import Verifier
-    from swetrain.env.workspace import Workspace
+    from swetrain.env.workspace import Workspace, WorkspaceError
 
     import os
 
@@ -198,6 +198,10 @@ def selfcheck(
             step(f"attempt 2 verdict: {v2.status} (resolved={v2.resolved}, applied with {v2.apply_method}, "
                  f"{v2.duration_s:.1f}s)")
             ok &= v2.resolved and r.done
+    except WorkspaceError as exc:  # the task environment or the sandbox cannot run: say so, FAIL
+        step(f"error: {exc}")
+        ok = False
+    try:
         step("PASS" if ok else "FAIL")
     finally:
         if old_home is None:

@@ -27,7 +27,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import uuid
@@ -53,6 +52,7 @@ from swetrain.env.sandbox import (
     to_agent_paths,
     to_host_paths,
 )
+from swetrain.env.taskenv import TaskEnvError, default_task_env
 from swetrain.env.tree import ChangeWatcher, TreeState
 from swetrain.paths import cache_dir
 from swetrain.tasks.record import Task
@@ -181,6 +181,24 @@ def _check_single_commit(iid: str, repo: Path, head: str) -> None:
         raise WorkspaceError(f"task {iid!r}: the snapshot cannot be made single-commit: {'; '.join(problems)}")
 
 
+def interpreter_roots(env: Path) -> list[Path]:
+    """Host prefixes a virtual environment's interpreter needs: the base installation its
+    ``pyvenv.cfg`` names (``home`` is that installation's ``bin``)."""
+    roots: list[Path] = []
+    cfg = env / "pyvenv.cfg"
+    if cfg.is_file():
+        for line in cfg.read_text(errors="replace").splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() == "home" and value.strip():
+                roots.append(Path(value.strip()).parent)
+    python = env / "bin" / "python"
+    if python.exists():
+        roots.append(Path(os.path.realpath(python)).parent.parent)
+    if not roots:
+        roots.append(env)
+    return list(dict.fromkeys(Path(os.path.realpath(p)) for p in roots))
+
+
 def _cross_device(a: Path, b: Path) -> bool:
     try:
         return os.stat(a).st_dev != os.stat(b).st_dev
@@ -218,7 +236,12 @@ class Workspace(WorkspaceBackend):
         self._lock = threading.Lock()
         self._closed = False
         env_path = task.environment_path()
-        if env_path is not None and not (env_path / "bin").is_dir():
+        if env_path is None:  # the default task environment (env/taskenv.py), never swetrain's own interpreter
+            try:
+                env_path = default_task_env()
+            except TaskEnvError as exc:
+                raise WorkspaceError(str(exc)) from None
+        if not (env_path / "bin").is_dir():
             raise WorkspaceError(f"task {task.instance_id!r}: environment {env_path} has no bin/ folder (not a venv)")
         self.environment = env_path
         self.cgroup = PidsCgroup.create(f"swetrain-{self.marker[:16]}", limits.nproc)
@@ -301,8 +324,8 @@ class Workspace(WorkspaceBackend):
         return SANDBOX_ROOT if self.isolated else str(self.path)
 
     def command_env(self) -> dict[str, str]:
-        """Environment of commands: the task's venv (or this interpreter) first on PATH."""
-        bindir = str(self.environment / "bin") if self.environment else str(Path(sys.executable).parent)
+        """Environment of commands: the task's environment (env/taskenv.py) first on PATH."""
+        bindir = str(self.environment / "bin")
         root = self.exec_root
         pypath = [f"{root}/src"] if (self.pristine / "src").is_dir() else []
         pypath.append(root)
@@ -327,27 +350,18 @@ class Workspace(WorkspaceBackend):
             "GIT_CONFIG_NOSYSTEM": "1",
             MARKER_VAR: self.marker,
         }
-        if self.environment:
-            env["VIRTUAL_ENV"] = str(self.environment)
-        else:
-            # Commands run on swetrain's own interpreter: its pytest plugins (hypothesis, timeout, …)
-            # are not the task's, and loading them costs ~2 s per test run on 2 cores.
-            env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+        env["VIRTUAL_ENV"] = str(self.environment)
         return env
 
-    @staticmethod
-    def interpreter_roots() -> list[Path]:
-        """The running interpreter's prefixes (the task's commands use it when it has no venv)."""
-        roots = [Path(sys.prefix), Path(sys.base_prefix), Path(os.path.realpath(sys.executable)).parent.parent]
-        return list(dict.fromkeys(Path(os.path.realpath(p)) for p in roots))
+    def interpreter_roots(self) -> list[Path]:
+        """The prefixes of the interpreter the task environment is made from (its ``pyvenv.cfg``
+        ``home``; the environment itself when it is a full installation)."""
+        return interpreter_roots(self.environment)
 
     def sandbox_binds(self) -> list[Path]:
         """Read-only host paths a command needs beyond the system runtime (see ``bwrap_command``):
-        the interpreter, the verifier's pytest plugins, the task environment."""
-        extra = [*self.interpreter_roots(), PYTEST_PLUGIN_DIR]
-        if self.environment:
-            extra.append(self.environment)
-        return extra
+        the base interpreter, the verifier's pytest plugins, the task environment."""
+        return [*self.interpreter_roots(), PYTEST_PLUGIN_DIR, self.environment]
 
     def run(self, cmd: str, timeout: float | None = None, *, stdin: bytes | None = None) -> CommandResult:
         """Run ``cmd`` with ``bash -c`` in the workspace; never raises for a failing command."""

@@ -28,6 +28,8 @@ class EvalResult:
     seconds: float = 0.0
     skipped_tasks: dict[str, str] = field(default_factory=dict)
     per_task: dict[str, list[list[float]]] = field(default_factory=dict)
+    infra_failures: int = 0  # tries lost to infrastructure failures (never scored)
+    model_failures: int = 0  # executed, verified attempts that did not resolve the task
 
     def headline(self) -> dict[str, float]:
         return {
@@ -57,6 +59,7 @@ def evaluate_policy(
     verifier: Any = None,
     on_result: Any = None,
     batch_generation: bool = True,
+    edit_match: str = "exact",
 ) -> EvalResult:
     """Run the protocol and compute the metrics (tasks skipped for infrastructure reasons excluded).
 
@@ -71,7 +74,7 @@ def evaluate_policy(
         policy, tasks, out_dir, chains=chains, attempts=attempts, context_variant=context_variant, seed=seed,
         max_turns=max_turns, max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens,
         temperature=temperature, workers=workers, verifier=verifier, on_result=on_result,
-        batch_generation=batch_generation,
+        batch_generation=batch_generation, edit_match=edit_match,
     )
     require_trajectories(report, "evaluation")
     kept = [t.instance_id for t in tasks if t.instance_id not in report.skipped_tasks]
@@ -94,4 +97,6 @@ def evaluate_policy(
         seconds=report.seconds,
         skipped_tasks=dict(report.skipped_tasks),
         per_task={iid: y[:, i, :].tolist() for i, iid in enumerate(kept)},
+        infra_failures=int(report.infra_failures),
+        model_failures=int((y == 0).sum()),
     )

@@ -28,6 +28,7 @@ def experts(
     Overrides: dotted key=value after the options, e.g. experts.rounds=2 mopd.steps=4."""
     from swetrain.experts.config import load_experts_config
     from swetrain.experts.pipeline import ExpertsError, ExpertsPipeline
+    from swetrain.rollout.errors import NoTrajectoryError
     from swetrain.train.config import ConfigError
 
     if config is None and preset is None:
@@ -40,12 +41,15 @@ def experts(
     if show_config:
         typer.echo(cfg.to_yaml())
         return
+    from swetrain.env.backend import default_sandbox
+    from swetrain.env.cli import check_sandbox_or_exit
     from swetrain.policy.threads import configure_torch_threads
 
+    check_sandbox_or_exit(default_sandbox(), [])  # the task environment runs tests, before any phase
     configure_torch_threads()
     try:
         ExpertsPipeline(cfg, out, log=lambda m: typer.echo(m, err=True)).run()
-    except (ExpertsError, FileNotFoundError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+    except (ExpertsError, FileNotFoundError, NoTrajectoryError) as exc:
+        typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"report: {out / 'report.md'} and {out / 'report.json'}")

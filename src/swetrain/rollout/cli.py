@@ -98,6 +98,7 @@ def rollout(
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip chains already stored in RUN_DIR."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object of the results as the last line."),
     sandbox: str = typer.Option("local", "--sandbox", help="Workspace backend: local (bubblewrap) or docker (the task's image)."),
+    edit_match: str = typer.Option("exact", "--edit-match", help="str_replace matching: exact (verbatim, R2E-Gym) | tolerant (docs/agent.md)."),
 ) -> None:
     """Roll out FC-SWE recovery chains: G chains x up to R attempts per task, verified, stored as Parquet."""
     from rich.console import Console
@@ -112,6 +113,10 @@ def rollout(
         raise typer.BadParameter(f"{context!r} is not one of {', '.join(CONTEXT_VARIANTS)}", param_hint="--context")
     if backend not in BACKENDS:
         raise typer.BadParameter(f"{backend!r} is not one of {', '.join(BACKENDS)}", param_hint="--backend")
+    from swetrain.env.edit_match import MODES as EDIT_MATCH_MODES
+
+    if edit_match not in EDIT_MATCH_MODES:
+        raise typer.BadParameter(f"{edit_match!r} is not one of {', '.join(EDIT_MATCH_MODES)}", param_hint="--edit-match")
     task_list = _load_tasks(tasks, split)[:limit]
     from swetrain.env.cli import check_sandbox_or_exit
 
@@ -128,6 +133,7 @@ def rollout(
         top_p=top_p,
         max_infra_retries=infra_retries,
         sandbox=sandbox,
+        edit_match=edit_match,
     )
     _policy_spec(policy)  # a bad spec is a usage error on every backend, not a traceback mid-run
     built = _build_policy(policy) if backend == "local" else None
@@ -148,7 +154,14 @@ def rollout(
             resolved["n"] += any(t.resolved for t in result.trajectories)
             progress.update(bar, advance=1, status=f"resolved chains {resolved['n']}")
 
-        report = engine.run(task_list, store, resume=resume, on_result=on_result)
+        from swetrain.rollout.errors import InfraFailureError
+
+        try:
+            report = engine.run(task_list, store, resume=resume, on_result=on_result)
+        except InfraFailureError as exc:  # the environment failed, not the policy: one line, exit 1
+            progress.stop()
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(code=1) from None
         progress.update(bar, completed=total)
     summary = {
         "run_dir": str(out),

@@ -50,7 +50,9 @@ from typing import Any
 from swetrain.agent.chains import CONTEXT_VARIANTS, RecoveryChain
 from swetrain.agent.loop import EpisodeLimits, InfraError
 from swetrain.agent.trajectory import Trajectory
+from swetrain.env.edit_match import check_mode as check_edit_match
 from swetrain.policy.base import GenerationConfig, PolicyProxy
+from swetrain.rollout.errors import InfraFailureError
 from swetrain.rollout.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
@@ -72,12 +74,16 @@ class RolloutConfig:
     top_p: float = 1.0
     top_k: int = 0  # 0: no top-k cut
     max_infra_retries: int = 2
+    # a run whose tries are mostly lost to infrastructure failures stops with InfraFailureError
+    # (measures the environment, not the policy); 1.0 never stops
+    max_infra_fraction: float = 0.5
     verify_timeout_s: float = 300.0
     sandbox: str | None = None  # workspace backend of chains and verifier: local | docker (None: the default)
     # local backend, workers > 1: gather the concurrent chains' generate calls into batched calls
     # (rollout.batching.BatchingPolicy); the oldest waiting call starts a batch after batch_wait_ms
     batch_generation: bool = False
     batch_wait_ms: float = 5.0
+    edit_match: str = "exact"  # str_replace matching of the agent's tools: exact | tolerant (env/edit_match.py)
 
     def __post_init__(self) -> None:
         from swetrain.env.backend import check_sandbox, default_sandbox
@@ -91,11 +97,15 @@ class RolloutConfig:
             raise ValueError(f"context_variant {self.context_variant!r} is not one of {', '.join(CONTEXT_VARIANTS)}")
         if self.max_infra_retries < 0:
             raise ValueError(f"max_infra_retries must be >= 0, got {self.max_infra_retries}")
+        if not 0.0 < self.max_infra_fraction <= 1.0:
+            raise ValueError(f"max_infra_fraction must be in (0, 1], got {self.max_infra_fraction}")
         if self.batch_wait_ms < 0:
             raise ValueError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
+        check_edit_match(self.edit_match)
 
     def chain_runner(self) -> RecoveryChain:
-        return RecoveryChain(self.attempts, self.context_variant, self.context_budget_tokens, self.limits)
+        return RecoveryChain(self.attempts, self.context_variant, self.context_budget_tokens, self.limits,
+                             edit_match=self.edit_match)
 
     def gen_config(self) -> GenerationConfig:
         return GenerationConfig(max_new_tokens=self.limits.max_tokens_per_call, temperature=self.temperature,
@@ -265,6 +275,26 @@ class RolloutReport:
         return asdict(self)
 
 
+def infra_fraction(report: RolloutReport) -> float:
+    """Share of the run's tries lost to infrastructure failures (a chain that completed is one
+    try; each try given up for infra is one more)."""
+    tries = report.chains_done + report.infra_failures
+    return report.infra_failures / tries if tries else 0.0
+
+
+def check_infra_fraction(report: RolloutReport, limit: float) -> None:
+    """Raise :class:`InfraFailureError` when more than ``limit`` of the tries were infra failures."""
+    frac = infra_fraction(report)
+    if report.infra_failures and frac > limit:
+        first = next(iter(report.skipped_tasks.values()), "")
+        raise InfraFailureError(
+            f"{report.infra_failures} of {report.chains_done + report.infra_failures} tries "
+            f"({100 * frac:.0f}%) were infrastructure failures (limit {100 * limit:.0f}%, "
+            f"rollout.max_infra_fraction): the environment, not the policy, failed"
+            + (f"; first: {' '.join(first.split())[:300]}" if first else "")
+        )
+
+
 class RolloutEngine:
     """Schedules chain jobs over a backend and appends their trajectories to a store."""
 
@@ -355,6 +385,7 @@ class RolloutEngine:
             self._run_ray(jobs, collect, report)
         report.seconds = time.monotonic() - started
         report.metrics = summarize(store.read_all(), self.config.attempts)
+        check_infra_fraction(report, self.config.max_infra_fraction)
         return report
 
     # ------------------------------------------------------------------ backends
@@ -473,6 +504,7 @@ def run_local(
     verifier: Any = None,
     on_result: Callable[[ChainResult], None] | None = None,
     batch_generation: bool = True,
+    edit_match: str = "exact",
 ) -> tuple[RolloutReport, list[Trajectory]]:
     """Roll ``tasks`` out with one in-process policy into ``out_dir``'s store (appending, no
     resume) and return the report with the trajectories this call added (evaluation, mastery).
@@ -495,6 +527,7 @@ def run_local(
             top_p=top_p,
             top_k=top_k,
             batch_generation=batch_generation,
+            edit_match=edit_match,
         ),
     )
     store = TrajectoryStore(out_dir)

@@ -15,6 +15,11 @@ class NoTrajectoryError(RuntimeError):
     """A rollout, evaluation or training step ran chains but stored no trajectory."""
 
 
+class InfraFailureError(NoTrajectoryError):
+    """Most tries of a rollout, evaluation or training step were infrastructure failures (the
+    sandbox, the verifier or the task environment failed, not the model): stop, never score it."""
+
+
 def _one_line(text: str, limit: int = 400) -> str:
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."

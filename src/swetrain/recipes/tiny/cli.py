@@ -36,14 +36,15 @@ def warmstart(
 def quickstart(
     out: Path = typer.Option(Path("runs/quickstart"), "--out", help="run directory (replaced if it holds a previous quickstart)"),
     policy: str = typer.Option("tiny-sft", "--policy", help="tiny-sft (default) | smollm2-sft | tiny | smollm2 | a model folder"),
-    steps: int = typer.Option(4, "--steps", help="FC-SWE RL steps"),
+    profile: str = typer.Option("default", "--profile", help="run size: default (the main job) | smoke (~3 min, every phase small; CI)"),
+    steps: int = typer.Option(None, "--steps", help="FC-SWE RL steps [default 4]"),
     seed: int = typer.Option(0, "--seed", help="seed of the held-out sample, the curriculum probe, RL and decoding"),
-    eval_tasks: int = typer.Option(60, "--eval-tasks", help="held-out tasks evaluated before and after"),
-    tasks_per_step: int = typer.Option(2, "--tasks-per-step", help="training tasks per RL step"),
-    group: int = typer.Option(4, "--group", help="FC-SWE chains per task (G)"),
-    probe_tasks: int = typer.Option(24, "--probe-tasks", help="train tasks probed for the base's mastery (0: no curriculum)"),
-    probe_rollouts: int = typer.Option(2, "--probe-rollouts", help="single-attempt rollouts per probed task"),
-    rl_tasks: int = typer.Option(8, "--rl-tasks", help="size of the RL set chosen from the mastery frontier"),
+    eval_tasks: int = typer.Option(None, "--eval-tasks", help="held-out tasks evaluated before and after [60]"),
+    tasks_per_step: int = typer.Option(None, "--tasks-per-step", help="training tasks per RL step [2]"),
+    group: int = typer.Option(None, "--group", help="FC-SWE chains per task (G) [4]"),
+    probe_tasks: int = typer.Option(None, "--probe-tasks", help="train tasks probed for the base's mastery (0: no curriculum) [24]"),
+    probe_rollouts: int = typer.Option(None, "--probe-rollouts", help="single-attempt rollouts per probed task [2]"),
+    rl_tasks: int = typer.Option(None, "--rl-tasks", help="size of the RL set chosen from the mastery frontier [8]"),
     tasks: Path = typer.Option(None, "--tasks", help="a built-in-format tasks.jsonl instead of the shipped suite"),
     overrides: list[str] = typer.Argument(None, help="extra fcswe recipe overrides key=value"),
     sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (--tasks from `swetrain env build-image`)"),
@@ -52,20 +53,28 @@ def quickstart(
     from rich.console import Console
 
     from swetrain.env.cli import use_sandbox
-    from swetrain.recipes.tiny.quickstart import QuickstartError, QuickstartOptions, run_quickstart
+    from swetrain.recipes.tiny.quickstart import PROFILES, QuickstartError, QuickstartOptions, run_quickstart
+    from swetrain.rollout.errors import NoTrajectoryError
 
+    if profile not in PROFILES:
+        raise typer.BadParameter(f"{profile!r} is not one of {', '.join(PROFILES)}", param_hint="--profile")
+    given = dict(steps=steps, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step, group=group,
+                 probe_tasks=probe_tasks, probe_rollouts=probe_rollouts, rl_tasks=rl_tasks)
+    sizes = {k: PROFILES[profile][k] if v is None else v for k, v in given.items()}
     console = Console()
     try:
-        if sandbox == "docker" and tasks is not None:
-            from swetrain.tasks.record import load_tasks
+        checked = []
+        if tasks is not None:
+            from swetrain.tasks.record import TaskLoadError, load_tasks
 
-            use_sandbox(sandbox, load_tasks(tasks))
-        else:
-            use_sandbox(sandbox, [])
+            try:
+                checked = load_tasks(tasks)
+            except (TaskLoadError, OSError):
+                checked = []  # run_quickstart says what is wrong with the file, in one line
+        use_sandbox(sandbox, checked)  # every task environment runs its tests, before anything is written
         summary = run_quickstart(
             QuickstartOptions(
-                out=out, policy=policy, steps=steps, seed=seed, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step,
-                group=group, probe_tasks=probe_tasks, probe_rollouts=probe_rollouts, rl_tasks=rl_tasks, tasks_file=tasks,
+                out=out, policy=policy, seed=seed, tasks_file=tasks, **sizes,
                 overrides=(f"rollout.sandbox={sandbox}", *(overrides or ())),
             ),
             console,
@@ -73,6 +82,9 @@ def quickstart(
     except (QuickstartError, FileExistsError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    except NoTrajectoryError as exc:  # mostly infrastructure failures, or nothing stored: one line
+        typer.echo(f"error: {' '.join(str(exc).split())}", err=True)
+        raise typer.Exit(1) from None
     b, a, p = summary["before"], summary["after"], summary["paired"]
     console.print(
         f"Resolved@1 {100 * b['resolved_at_1']:.1f}% -> {100 * a['resolved_at_1']:.1f}%  |  "

@@ -44,6 +44,9 @@ QUICKSTART_ROLLOUT = (
     # (swetrain.policy.continuous) while the others' sandboxes run tests
     "rollout.workers=8",
     "rollout.batch_generation=true",
+    # str_replace tolerates imprecise copies (env/edit_match.py; exact when old_str is verbatim):
+    # a small base's near-copies apply instead of failing "not found verbatim" (issue 31)
+    "env.edit_match=tolerant",
 )
 
 
@@ -67,6 +70,16 @@ class QuickstartOptions:
     overrides: tuple[str, ...] = ()
     progress: bool = True
     tasks_file: Path | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
+
+
+# Named sizes of the run (``swetrain quickstart --profile NAME``); options given explicitly win.
+# ``smoke`` (~2-3 min on 2 cores) is what CI runs after a fresh install: every phase, small.
+PROFILES: dict[str, dict[str, int]] = {
+    "default": {"steps": 4, "eval_tasks": 60, "tasks_per_step": 2, "group": 4, "probe_tasks": 24,
+                "probe_rollouts": 2, "rl_tasks": 8},
+    "smoke": {"steps": 1, "eval_tasks": 6, "tasks_per_step": 1, "group": 2, "probe_tasks": 4,
+              "probe_rollouts": 1, "rl_tasks": 2},
+}
 
 
 def _suite(split: str, tasks_file: Path | None) -> list[Any]:
@@ -206,7 +219,8 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
         config.policy = str(base_path)
         ro = config.rollout
         run_kwargs = dict(max_turns=ro.max_turns, max_new_tokens=ro.max_new_tokens,
-                          max_context_tokens=ro.max_context_tokens, temperature=ro.temperature, workers=ro.workers)
+                          max_context_tokens=ro.max_context_tokens, temperature=ro.temperature, workers=ro.workers,
+                          edit_match=config.env.edit_match)
         eval_kwargs = dict(chains=opts.eval_chains, attempts=2, context_variant="patch+verifier",
                            seed=opts.seed + 12345, **run_kwargs)
 
@@ -279,6 +293,12 @@ def _write_summary(opts: QuickstartOptions, out: Path, config: Any, base_path: P
         "eval_task_ids": sorted(before.per_task),
         "eval_chains": opts.eval_chains,
         "curriculum": {k: v for k, v in curriculum.items() if k != "p_hat"},
+        # infrastructure failures (never scored) apart from model failures (scored attempts, reward 0)
+        "failures": {
+            "eval_before": {"infra": before.infra_failures, "model": before.model_failures},
+            "eval_after": {"infra": after.infra_failures, "model": after.model_failures},
+            "rl": {"infra": int(sum(m.get("rollout/infra_failures", 0) for m in read_metrics(out)))},
+        },
         "eval_before": before.to_dict(),
         "eval_after": after.to_dict(),
         "timings_s": {k: round(v, 1) for k, v in timings.items()},
@@ -314,6 +334,11 @@ def _notes(summary: dict[str, Any]) -> list[str]:
             frontier, evidence = c.get("frontier", 0), c.get("evidence", 0)
             notes.append(f"Curriculum: {frontier} frontier task{'s' * (frontier != 1)} (0 < p̂ < 1) and {evidence} "
                          f"evidence task{'s' * (evidence != 1)} of {cur['probed']} probed train tasks were trained on.")
+    f = summary.get("failures", {})
+    if f:
+        notes.append(f"Infrastructure failures (never scored): {f['eval_before']['infra']} before, {f['rl']['infra']} in RL, "
+                     f"{f['eval_after']['infra']} after; model failures (scored, unresolved attempts): "
+                     f"{f['eval_before']['model']} before, {f['eval_after']['model']} after.")
     if summary["before"]["resolved_at_1"] == 0:
         notes.append("The base resolved no held-out task on the first attempt: RL has little signal to work with.")
     return notes
