@@ -30,6 +30,7 @@ _LAYER_CLIS = (
     "swetrain.eval.cli",
     "swetrain.curriculum.cli",
     "swetrain.experts.cli",
+    "swetrain.view.cli",
     "swetrain.recipes.tiny.cli",  # warmstart, quickstart: the tiny model's recipe (above every layer)
 )
 
