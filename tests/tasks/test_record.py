@@ -82,6 +82,29 @@ def test_reads_shared_swebench_verified():
     path = Path(__file__).resolve().parents[3] / "shared" / "data" / "swebench_verified.jsonl"
     if not path.exists():
         pytest.skip("shared/ data not beside the checkout")
-    tasks = load_tasks(path)
+    tasks = load_tasks(path, gradable=False)  # text-only rows (no tests): read, not verified
     assert len(tasks) == 500
     assert all(t.base_commit and t.problem_statement for t in tasks)
+
+
+@pytest.mark.parametrize(
+    "update, field, words",
+    [
+        ({"FAIL_TO_PASS": []}, "FAIL_TO_PASS", "is empty"),
+        ({"FAIL_TO_PASS": None}, "FAIL_TO_PASS", "is empty"),
+        ({"FAIL_TO_PASS": "[]"}, "FAIL_TO_PASS", "is empty"),
+        ({"FAIL_TO_PASS": ["tests/test_a.py::t", "tests/test_a.py::t"]}, "FAIL_TO_PASS", "more than once"),
+        ({"PASS_TO_PASS": ["tests/test_a.py::u", "tests/test_a.py::u"]}, "PASS_TO_PASS", "more than once"),
+        ({"PASS_TO_PASS": ["tests/test_a.py::test_one"]}, "PASS_TO_PASS", "also a FAIL_TO_PASS"),
+        ({"FAIL_TO_PASS": ["  "]}, "FAIL_TO_PASS", "empty test id"),
+    ],
+)
+def test_ungradable_rows_are_refused_at_load(tmp_path, update, field, words):
+    """Issue 30 (8): a row without FAIL_TO_PASS would give FULL to a no-op patch; refused, one line."""
+    f = tmp_path / "t.jsonl"
+    f.write_text(json.dumps(_row(instance_id="ok")) + "\n" + json.dumps(_row(**update)) + "\n")
+    with pytest.raises(TaskLoadError) as info:
+        load_tasks(f)
+    err = info.value
+    assert err.line == 2 and err.field == field and words in str(err) and "\n" not in str(err)
+    assert len(load_tasks(f, gradable=False)) == 2

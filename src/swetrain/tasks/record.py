@@ -202,16 +202,46 @@ def iter_task_rows(path: str | Path) -> Iterable[tuple[int, Any]]:
         yield i, row
 
 
-def load_tasks(path: str | Path) -> list[Task]:
+def ungradable_reason(task: Task) -> tuple[str, str] | None:
+    """(field, why) when the verifier could not grade ``task`` honestly, else None.
+
+    A row without FAIL_TO_PASS tests would be FULL for any patch that keeps PASS_TO_PASS passing
+    (0 of 0 tests to fix: a no-op patch earns the reward); a test listed twice, or both as
+    FAIL_TO_PASS and PASS_TO_PASS, makes the grading ambiguous.
+    """
+    if not task.FAIL_TO_PASS:
+        return "FAIL_TO_PASS", "is empty: the task cannot be graded (a no-op patch would be FULL)"
+    for field in ("FAIL_TO_PASS", "PASS_TO_PASS"):
+        ids = getattr(task, field)
+        dups = sorted({t for t in ids if ids.count(t) > 1})
+        if dups:
+            return field, f"lists {dups[0]!r} more than once"
+        blank = [t for t in ids if not t.strip()]
+        if blank:
+            return field, "holds an empty test id"
+    both = sorted(set(task.FAIL_TO_PASS) & set(task.PASS_TO_PASS))
+    if both:
+        return "PASS_TO_PASS", f"lists {both[0]!r}, which is also a FAIL_TO_PASS test"
+    return None
+
+
+def load_tasks(path: str | Path, *, gradable: bool = True) -> list[Task]:
     """Load tasks from JSONL / JSON / Parquet. Raises TaskLoadError on the first bad row.
 
-    Duplicate ``instance_id`` values are an error too (they would make results ambiguous).
+    Duplicate ``instance_id`` values are an error too (they would make results ambiguous). With
+    ``gradable`` (the default) a row the verifier cannot grade honestly is refused too
+    (:func:`ungradable_reason`: empty FAIL_TO_PASS, a test id listed twice); pass
+    ``gradable=False`` to read rows that are not meant to be verified.
     """
     path = Path(path)
     tasks: list[Task] = []
     seen: dict[str, int] = {}
     for line, row in iter_task_rows(path):
         task = _parse_row(row, path, line)
+        if gradable:
+            bad = ungradable_reason(task)
+            if bad is not None:
+                raise TaskLoadError(path, line, bad[0], f"{bad[1]} (task {task.instance_id!r})")
         if task.instance_id in seen:
             raise TaskLoadError(
                 path, line, "instance_id", f"duplicate {task.instance_id!r} (first on line {seen[task.instance_id]})"
