@@ -36,11 +36,12 @@ def use_sandbox(sandbox: str, tasks: list) -> None:
 
 
 def _load_task(tasks: Path, instance: str):
+    from swetrain.tasks.builtin import BuiltinError, load_builtin
     from swetrain.tasks.record import TaskLoadError, get_task, load_tasks
 
     try:
-        return get_task(load_tasks(tasks), instance)
-    except TaskLoadError as exc:
+        return get_task(load_builtin() if str(tasks) == "builtin" else load_tasks(tasks), instance)
+    except (TaskLoadError, BuiltinError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     except KeyError as exc:
@@ -49,7 +50,7 @@ def _load_task(tasks: Path, instance: str):
 
 
 def verify(
-    tasks: Path = typer.Option(..., "--tasks", help="Tasks file (JSONL, JSON or Parquet)."),
+    tasks: Path = typer.Option(..., "--tasks", help="Tasks file (JSONL, JSON or Parquet) or 'builtin'."),
     instance: str = typer.Option(..., "--instance", help="instance_id of the task."),
     patch: Path = typer.Option(..., "--patch", help="Patch file (unified/git diff); '-' reads stdin."),
     as_json: bool = typer.Option(False, "--json", help="Print the Verdict as one JSON object."),
@@ -87,7 +88,7 @@ def verify(
 
 @env_app.command("tools")
 def tools(
-    tasks: Path = typer.Option(..., "--tasks", help="Tasks file."),
+    tasks: Path = typer.Option(..., "--tasks", help="Tasks file (JSONL, JSON or Parquet) or 'builtin'."),
     instance: str = typer.Option(..., "--instance", help="instance_id of the task."),
     timeout: float = typer.Option(120.0, "--timeout", help="Limit per execute_bash command, seconds."),
     no_verify: bool = typer.Option(False, "--no-verify", help="After finish, print the patch without verifying it."),

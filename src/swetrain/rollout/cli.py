@@ -93,6 +93,7 @@ def rollout(
     top_p: float = typer.Option(1.0, "--top-p", min=0.0, max=1.0),
     seed: int = typer.Option(0, "--seed"),
     infra_retries: int = typer.Option(2, "--infra-retries", min=0, help="Retries of a chain after infra failures."),
+    max_infra_fraction: float = typer.Option(0.5, "--max-infra-fraction", min=0.01, max=1.0, help="Stop with an error when more than this share of tries were infrastructure failures."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (default: start Ray locally)."),
     ray_cpus: int = typer.Option(2, "--ray-cpus", min=1, help="CPUs of a locally started Ray."),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip chains already stored in RUN_DIR."),
@@ -132,6 +133,7 @@ def rollout(
         temperature=temperature,
         top_p=top_p,
         max_infra_retries=infra_retries,
+        max_infra_fraction=max_infra_fraction,
         sandbox=sandbox,
         edit_match=edit_match,
     )
