@@ -69,11 +69,18 @@ def main() -> None:
     try:
         app()
     except Exception as exc:
+        from swetrain.policy.openai_client import ServerError
+        from swetrain.policy.smollm2 import SmolLM2Unavailable
         from swetrain.rollout.store import DiskFullError, StoreError
 
-        if not isinstance(exc, (StoreError, DiskFullError)):
+        if not isinstance(exc, (StoreError, DiskFullError, SmolLM2Unavailable, ServerError)):
             raise
-        typer.echo(f"error: {exc}", err=True)
+        if isinstance(exc, SmolLM2Unavailable):  # a SmolLM2 policy without its extra: the install line
+            typer.echo(f"error: this policy needs SmolLM2: {exc}", err=True)
+        elif isinstance(exc, ServerError):  # an OpenAI-compatible server that is not there
+            typer.echo(f"error: the policy server failed: {' '.join(str(exc).split())}", err=True)
+        else:
+            typer.echo(f"error: {exc}", err=True)
         sys.exit(2)
 
 

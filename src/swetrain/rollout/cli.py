@@ -73,6 +73,24 @@ def _model_path(spec: str) -> Path:
         raise typer.BadParameter(str(exc), param_hint="--policy") from None
 
 
+def _refuse_other_run(out: Path, **settings) -> None:
+    """A run directory holding another run (other policy, group, attempts, context or seed) is a
+    usage error: resuming into it would mix two runs' chains and rewrite its ``rollout.json``."""
+    record = Path(out) / "rollout.json"
+    if not record.is_file():
+        return
+    try:
+        old = json.loads(record.read_text())
+        stored = {**old.get("result", {}), "seed": old.get("config", {}).get("seed")}
+    except (OSError, ValueError, AttributeError):
+        raise typer.BadParameter(f"{out} holds an unreadable rollout.json; choose another folder", param_hint="--out") from None
+    differ = {k: (stored.get(k), v) for k, v in settings.items() if k in stored and stored.get(k) != v}
+    if differ:
+        what = ", ".join(f"{k} {a!r} (now {b!r})" for k, (a, b) in differ.items())
+        raise typer.BadParameter(f"{out} holds another rollout run: {what}; choose another folder, or the same "
+                                 "settings to resume it", param_hint="--out")
+
+
 def rollout(
     tasks: str = typer.Option(..., "--tasks", help="Tasks file (JSONL/JSON/Parquet) or 'builtin'."),
     policy: str = typer.Option(..., "--policy", help="Policy spec (docs/policy.md): a model folder, tiny, tiny-sft, smollm2[-sft], hf:PATH, openai:URL#..., vllm:PATH, scripted:NAME, scripted-repair[:SEED]."),
@@ -119,6 +137,7 @@ def rollout(
     if edit_match not in EDIT_MATCH_MODES:
         raise typer.BadParameter(f"{edit_match!r} is not one of {', '.join(EDIT_MATCH_MODES)}", param_hint="--edit-match")
     task_list = _load_tasks(tasks, split)[:limit]
+    _refuse_other_run(out, policy=policy, group=group, attempts=attempts, context=context, seed=seed)
     from swetrain.env.cli import check_sandbox_or_exit
 
     check_sandbox_or_exit(sandbox, task_list)
@@ -187,7 +206,8 @@ def rollout(
     fmt = lambda v: "n/a" if v is None else f"{100 * v:.1f}%"  # noqa: E731
     console.print(
         f"Resolved@1 {fmt(r1)}  Resolved@2 {fmt(r2)}  conditional recovery {fmt(rec)}  "
-        f"({report.trajectories} trajectories, {report.chains_done} chains, {report.seconds:.1f}s) -> {out}"
+        f"({summary['stored_rows']} trajectories stored, {report.trajectories} new from {report.chains_done} chains"
+        f"{f', {report.chains_resumed} chains resumed' if report.chains_resumed else ''}, {report.seconds:.1f}s) -> {out}"
     )
     if as_json:
         sys.stdout.write(json.dumps(summary, default=str) + "\n")

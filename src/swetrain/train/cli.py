@@ -12,6 +12,27 @@ def register(app: typer.Typer) -> None:
     app.command("sft")(sft)
 
 
+def _refuse_other_recipe(out: Path, cfg) -> None:
+    """``--resume`` continues the same run: another recipe or policy in ``out/config.yaml`` is refused
+    (continuing it would train one run under two configs and rewrite its config.yaml)."""
+    import yaml
+
+    saved = out / "config.yaml"
+    if not saved.is_file():
+        return
+    try:
+        old = yaml.safe_load(saved.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        typer.echo(f"error: {saved}: unreadable ({exc}); choose a new --out", err=True)
+        raise typer.Exit(2) from None
+    differ = [f"{k} {old.get(k)!r} (now {getattr(cfg, k)!r})" for k in ("recipe", "policy")
+              if k in old and old.get(k) != getattr(cfg, k)]
+    if differ:
+        typer.echo(f"error: --resume: {out} holds another run ({', '.join(differ)}); resume it with its own "
+                   "recipe and policy, or choose a new --out", err=True)
+        raise typer.Exit(2)
+
+
 def train(
     recipe: str = typer.Option(..., "--recipe", help="grpo | fcswe | minirl"),
     out: Path = typer.Option(..., "--out", help="run directory"),
@@ -50,6 +71,8 @@ def train(
         if not resume and ((out / "metrics.jsonl").exists() or (out / "checkpoints").exists()):
             console.print(f"[red]{out} already holds a run; pass --resume to continue it or choose a new --out[/red]")
             raise typer.Exit(2)
+        if resume:
+            _refuse_other_recipe(out, cfg)
         from swetrain.rollout.errors import NoTrajectoryError
         from swetrain.rollout.store import DiskFullError, StoreError
         from swetrain.train.checkpoint import CheckpointError
@@ -81,6 +104,7 @@ def sft(
     budget: int = typer.Option(0, "--budget", min=0, help="with --mastery: repair samples, successes cycled to fill it (0: each chosen one once)"),
     max_quota: int = typer.Option(4, "--max-quota", min=0, help="with --mastery: distinct successes of an unmastered task"),
     min_quota: int = typer.Option(1, "--min-quota", min=0, help="with --mastery: distinct successes of a mastered task"),
+    force: bool = typer.Option(False, "--force", help="replace what --out holds"),
 ) -> None:
     """Repair SFT: fine-tune on (verifier-approved) stored trajectories, assistant tokens only."""
     from swetrain.policy.threads import configure_torch_threads
@@ -88,8 +112,14 @@ def sft(
     from swetrain.policy.spec import resolve_policy_path
     from swetrain.train.sft import SFTConfig, SFTTrainer, sample_for_sft
 
-    configure_torch_threads()
     run_dir = data.parent if data.name == "trajectories" else data
+    if not (run_dir / "trajectories").is_dir():
+        typer.echo(f"error: --data {data}: no trajectory store there (expected a run directory holding trajectories/)", err=True)
+        raise typer.Exit(2)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not force:
+        typer.echo(f"error: --out {out} exists and is not empty (it may hold a model); choose another folder or pass --force", err=True)
+        raise typer.Exit(2)
+    configure_torch_threads()
     trajs = TrajectoryStore(run_dir).read_all()
     if mastery is not None:
         from swetrain.curriculum.mastery import MasteryError, MasteryMap
