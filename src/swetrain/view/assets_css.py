@@ -41,6 +41,7 @@ pre { background: var(--soft); border: 1px solid var(--line); padding: 8px; bord
 .msg pre { border: 0; margin: 0; max-height: 400px; background: #fff; }
 .msg.assistant .who { background: #e3f2fd; } .msg.tool .who { background: #f3e5f5; } .msg.user .who { background: #fff3e0; }
 .msg.invalid { border-color: var(--inv); } .msg.invalid .who { background: #ffe0b2; }
+.diff span { display: block; min-height: 1.4em; }
 .diff .add { color: #116329; background: #e6ffec; display: block; } .diff .del { color: #82071e; background: #ffebe9; display: block; }
 .diff .hunk { color: #0550ae; display: block; } .diff .file { font-weight: 700; display: block; }
 .st-PASSED, .st-XFAIL { color: var(--ok); font-weight: 600; } .st-FAILED, .st-ERROR, .st-MISSING { color: var(--no); font-weight: 600; } .st-SKIPPED { color: var(--warn); }

@@ -208,11 +208,11 @@ function setupTable() {
 // ---------------------------------------------------------------------------------- episode
 function diffHtml(patch) {
   if (!patch) return '<div class="empty">(empty patch: the agent changed no file)</div>';
-  return '<pre class="diff">' + patch.split('\n').map(l => {
-    let c = '';
+  return '<pre class="diff">' + patch.replace(/\n$/, '').split('\n').map(l => {
+    let c = 'ctx';
     if (l.startsWith('+++') || l.startsWith('---') || l.startsWith('diff ')) c = 'file';
     else if (l.startsWith('+')) c = 'add'; else if (l.startsWith('-')) c = 'del'; else if (l.startsWith('@@')) c = 'hunk';
-    return c ? `<span class="${c}">${esc(l)}</span>` : esc(l) + '\n';
+    return `<span class="${c}">${esc(l)}</span>`;
   }).join('') + '</pre>';
 }
 function verdictHtml(v) {
@@ -224,11 +224,17 @@ function verdictHtml(v) {
     (v.infra_failure ? `<span class="chip no">infra failure: ${esc(v.infra_reason)}</span>` : '') +
     (v.duration_s ? `<span class="chip">${fmt(v.duration_s, 2)} s</span>` : '') + '</div>';
   if (v.error) h += `<div><b>error:</b> ${esc(v.error)}</div>`;
-  const tests = v.tests || [];
+  const tests = (v.tests || []).slice();
   if (tests.length) {
-    h += '<table class="tests"><thead><tr><th>test</th><th>kind</th><th>outcome</th></tr></thead><tbody>' + tests.map(t =>
-      `<tr><td><code>${esc(t.test_id)}</code>${t.traceback ? `<details><summary>traceback</summary><pre>${esc(t.traceback)}</pre></details>` : ''}</td>` +
-      `<td>${esc(t.kind)}</td><td class="st-${esc(t.status)}">${esc(t.status)}</td></tr>`).join('') + '</tbody></table>';
+    const ok = t => t.status === 'PASSED' || t.status === 'XFAIL';
+    tests.sort((a, b) => ok(a) - ok(b));  // failures first
+    const row = t => `<tr><td><code>${esc(t.test_id)}</code>${t.traceback ? `<details><summary>traceback</summary><pre>${esc(t.traceback)}</pre></details>` : ''}</td>` +
+      `<td>${esc(t.kind)}</td><td class="st-${esc(t.status)}">${esc(t.status)}</td></tr>`;
+    const failed = tests.filter(t => !ok(t)).length, passed = tests.length - failed;
+    const shown = tests.slice(0, failed + 4), rest = tests.slice(failed + 4);
+    h += `<div class="count">${tests.length} tests: ${passed} passed, ${failed} not</div>`;
+    h += '<table class="tests"><thead><tr><th>test</th><th>kind</th><th>outcome</th></tr></thead><tbody>' + shown.map(row).join('') + '</tbody></table>';
+    if (rest.length) h += `<details><summary>${rest.length} more passed</summary><table class="tests"><tbody>${rest.map(row).join('')}</tbody></table></details>`;
   } else h += '<div class="empty">no test ran</div>';
   h += '<h3>Diagnostics (what the failure context shows)</h3>' + (v.diagnostics ? `<pre>${esc(v.diagnostics)}</pre>` : '<div class="empty">none</div>');
   return h;
