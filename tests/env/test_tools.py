@@ -134,3 +134,15 @@ def test_execute_bash_observations_repeat_exactly(tools):
     assert first == second
     assert "<object object at 0x...>" in first and "<function mul at 0x...>" in first
     assert "passed" in first and " in 0." not in first and not first.rstrip().endswith("s")
+
+
+def test_str_replace_is_exact_by_default_and_tolerant_on_request(tools, ws):
+    """``edit_match`` defaults to exact (R2E-Gym); tolerant re-indents a copy made at the wrong depth."""
+    assert tools.edit_match == "exact"
+    args = {"command": "str_replace", "path": "calc/__init__.py",
+            "old_str": "        return a + b  # bug: should multiply", "new_str": "        return a * b"}
+    r = tools.call("file_editor", args)
+    assert not r.ok and "not found verbatim" in r.observation
+    r = ToolRunner(ws, edit_match="tolerant").call("file_editor", args)
+    assert r.ok and "edit tier: indentation" in r.observation
+    assert "\n    return a * b\n" in (ws.path / "calc/__init__.py").read_text()

@@ -12,6 +12,14 @@ raises for a bad call: unknown tools, missing or ill-typed arguments, paths outs
 ``ok=False``. Paths may be relative to the workspace, absolute under it, or under ``/testbed``
 (the sandbox's name for it, which R2E-Gym-trained models use).
 
+``edit_match`` chooses how ``str_replace`` finds ``old_str``: ``exact`` (R2E-Gym: verbatim and
+unique, else an error) or ``tolerant``, which behaves exactly the same when ``old_str`` occurs
+verbatim, and otherwise tries the layered matching of :mod:`swetrain.env.edit_match` (trailing
+whitespace, indentation offset, normalized quotes and spaces, one clearly most similar window),
+carrying the old_str -> new_str difference over onto the matched lines; the observation names the
+tier that matched, a refusal shows the closest lines with their numbers, and a path that does not
+exist gets "did you mean" with the closest existing paths.
+
 One exception: a bubblewrap sandbox killed from outside while it ran a command (bwrap's own process
 ended by a signal, e.g. the OOM killer or an operator's kill; the agent's processes live in their
 own pid namespace and cannot signal it, and bwrap reports their signals as exit 128+N) raises
@@ -25,12 +33,15 @@ import signal
 from dataclasses import dataclass
 from typing import Any
 
+from swetrain.env import edit_match as em
 from swetrain.env.stable import stable_output
 from swetrain.env.sandbox import SANDBOX_ROOT
 
 MAX_OBSERVATION_CHARS = 16000
 SNIPPET_LINES = 4
 MAX_SEARCH_FILES = 100
+MAX_PATH_CANDIDATES = 20000  # files listed at most for a "did you mean" suggestion
+EDIT_MATCH_MODES = em.MODES
 
 TOOL_SPECS: list[dict[str, Any]] = [
     {
@@ -147,9 +158,10 @@ def _clip(text: str, limit: int = MAX_OBSERVATION_CHARS) -> str:
 class ToolRunner:
     """Runs tool calls in one workspace; keeps the editor's undo history (cleared on reset)."""
 
-    def __init__(self, workspace, *, command_timeout: float | None = None):
+    def __init__(self, workspace, *, command_timeout: float | None = None, edit_match: str = "exact"):
         self.ws = workspace
         self.command_timeout = command_timeout
+        self.edit_match = em.check_mode(edit_match)
         self._history: dict[str, list[str | None]] = {}
         self.finished = False
         self.submission: str | None = None
@@ -259,6 +271,8 @@ class ToolRunner:
             if not isinstance(new, str):
                 raise ToolError("new_str must be a string")
             count = text.count(old_str)
+            if count == 0 and self.edit_match == "tolerant":
+                return self._tolerant_replace(full, shown, text, old_str, new)
             if count == 0:
                 raise ToolError(f"old_str was not found verbatim in {shown}; nothing replaced")
             if count > 1:
@@ -288,13 +302,53 @@ class ToolRunner:
             f"The file {shown} has been edited. Snippet:\n{_numbered(updated, lo, insert_line + len(ins) + SNIPPET_LINES)}"
         )
 
+    def _tolerant_replace(self, full: str, shown: str, text: str, old_str: str, new: str) -> ToolResult:
+        """``str_replace`` when old_str is not verbatim in the file (``edit_match: tolerant``)."""
+        try:
+            match = em.locate(text, old_str, new)
+        except em.EditRefused as exc:
+            closest = f"\n{exc.closest}" if exc.closest else ""
+            raise ToolError(f"old_str was not found verbatim in {shown}; {exc}{closest}") from None
+        self._remember(full, text)
+        updated = match.apply(text)
+        self.ws.write_file(full, updated.encode("utf-8"))
+        lo = max(1, match.first_line - SNIPPET_LINES)
+        hi = match.first_line + match.replacement.count("\n") + SNIPPET_LINES
+        return ToolResult(
+            f"old_str was not found verbatim in {shown}; {match.detail} (edit tier: {match.tier}, "
+            f"{em.span_text(match.first_line, match.last_line)}). "
+            f"The file {shown} has been edited. Snippet:\n{_numbered(updated, lo, hi)}"
+        )
+
+    def _suggest_paths(self, rel: str) -> str:
+        """A "did you mean" hint naming the existing files nearest to ``rel`` (tolerant mode only)."""
+        if self.edit_match != "tolerant":
+            return ""
+        files: list[str] = []
+        stack = ["."]
+        while stack and len(files) < MAX_PATH_CANDIDATES:
+            folder = stack.pop()
+            try:
+                entries = self.ws.list_dir(folder)
+            except OSError:
+                continue
+            for entry in entries:
+                path = _join(folder, entry.name)
+                if entry.is_dir:
+                    if not entry.is_link and not em.skip_dir(entry.name):
+                        stack.append(path)
+                elif not entry.name.startswith("."):
+                    files.append(path)
+        near = em.close_paths(rel, files)
+        return f". Did you mean: {', '.join(self.display(p) for p in near)}?" if near else ""
+
     def _remember(self, full: str, before: str | None) -> None:
         self._history.setdefault(full, []).append(before)
 
     def _read_text(self, full: str, shown: str) -> str:
         kind = self.ws.path_kind(full)
         if kind is None:
-            raise ToolError(f"file {shown} does not exist")
+            raise ToolError(f"file {shown} does not exist{self._suggest_paths(full)}")
         if kind == "dir":
             raise ToolError(f"{shown} is a directory")
         data = self.ws.read_file(full)
@@ -356,7 +410,7 @@ class ToolRunner:
         shown = self.display(full)
         kind = self.ws.path_kind(full)
         if kind is None:
-            raise ToolError(f"path {shown} does not exist")
+            raise ToolError(f"path {shown} does not exist{self._suggest_paths(full)}")
         if kind == "file":
             text = self._read_text(full, shown)
             hits = [f"{i}: {line}" for i, line in enumerate(text.splitlines(), 1) if search_term in line]
