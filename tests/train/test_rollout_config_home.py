@@ -16,6 +16,7 @@ MAPPED = {
     "top_k": "top_k", "max_infra_retries": "max_infra_retries", "verify_timeout_s": "verify_timeout_s",
     "sandbox": "sandbox", "batch_generation": "batch_generation", "batch_wait_ms": "batch_wait_ms",
     "seed": None, "limits": None,
+    "edit_match": None,  # from the env section (TrainConfig.env.edit_match); tests/env/test_edit_match.py
 }
 LIMITS = {"max_turns": "max_turns", "max_context_tokens": "max_context_tokens",
           "max_tokens_per_call": "max_new_tokens", "max_wall_s": "max_wall_s", "max_output_tokens": "max_output_tokens",

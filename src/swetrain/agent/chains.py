@@ -127,6 +127,7 @@ class RecoveryChain:
     context_variant: str = "patch+verifier"
     context_budget_tokens: int = 2048
     limits: EpisodeLimits = field(default_factory=EpisodeLimits)
+    edit_match: str = "exact"  # str_replace matching of the tools: exact | tolerant (env/edit_match.py)
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -172,6 +173,7 @@ class RecoveryChain:
                 attempt=attempt,
                 context_variant=self.context_variant,
                 seed=attempt_seed(seed, task.instance_id, chain, attempt),
+                edit_match=self.edit_match,
             )
             out.append(traj)
             if traj.resolved:

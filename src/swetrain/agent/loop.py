@@ -153,11 +153,13 @@ def run_episode(
     context_variant: str = "none",
     seed: int | None = None,
     tool_runner: Any = None,
+    edit_match: str = "exact",
 ) -> Trajectory:
     """Run one attempt; return its :class:`Trajectory` (with the Verdict when ``verifier`` is given).
 
     ``seed`` seeds generation turn t with ``seed + t`` (None: unseeded sampling).
     ``gen_config`` supplies temperature/top_p; its ``max_new_tokens`` is capped by the limits.
+    ``edit_match`` (exact | tolerant) is how the tools' ``str_replace`` matches (``env/edit_match.py``).
     """
     limits = limits or EpisodeLimits()
     base_cfg = gen_config or GenerationConfig()
@@ -168,7 +170,7 @@ def run_episode(
         from swetrain.env.tools import ToolRunner
 
         try:
-            tool_runner = ToolRunner(workspace)
+            tool_runner = ToolRunner(workspace, edit_match=edit_match)
         except Exception as exc:  # noqa: BLE001 - any tool-runner setup failure is infra
             raise InfraError(f"tool runner for {task.instance_id}: {exc}") from exc
     t_start = time.monotonic()

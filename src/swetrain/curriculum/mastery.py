@@ -288,6 +288,7 @@ def estimate_mastery(
     temperature: float = 0.5,
     verifier: Any = None,
     on_result: Any = None,
+    edit_match: str = "exact",
 ) -> dict[str, Any]:
     """Run ``rollouts`` independent single-attempt rollouts per task (the rollout engine, real
     sandboxes and verifier) into ``out_dir/trajectories`` and refresh ``mastery`` with them.
@@ -302,7 +303,7 @@ def estimate_mastery(
     report, trajs = run_local(
         policy, tasks, out_dir, chains=rollouts, attempts=1, context_variant="none", seed=seed,
         max_turns=max_turns, max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens,
-        temperature=temperature, workers=workers, verifier=verifier, on_result=on_result,
+        temperature=temperature, workers=workers, verifier=verifier, on_result=on_result, edit_match=edit_match,
     )
     changes = update_from_trajectories(mastery, trajs, phase)
     return {**changes, "skipped": dict(report.skipped_tasks)}

@@ -73,6 +73,7 @@ def evaluate(
     max_context_tokens: Optional[int] = typer.Option(None, "--max-context-tokens", help="context tokens per attempt (default 8192; capped by the policy window minus --max-new-tokens)"),
     context_budget: Optional[int] = typer.Option(None, "--context-budget", help="token budget of the failure context (default 2048)"),
     workers: int = typer.Option(1, "--workers", min=1, help="chains run concurrently"),
+    edit_match: str = typer.Option("exact", "--edit-match", help="str_replace matching: exact (verbatim, R2E-Gym) | tolerant (docs/agent.md)"),
     as_json: bool = typer.Option(False, "--json", help="print the headline as one JSON line"),
     sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (the task's image)"),
 ) -> None:
@@ -90,6 +91,7 @@ def evaluate(
             preset=preset, context=context, attempts=attempts, mode=mode, seeds=parse_seeds(seeds),
             temperature=temperature, top_p=top_p, top_k=top_k, max_turns=max_turns, max_new_tokens=max_new_tokens,
             max_context_tokens=max_context_tokens, context_budget=context_budget, workers=workers,
+            edit_match=edit_match,
         )
     except EvalError as exc:
         raise typer.BadParameter(str(exc)) from None

@@ -55,6 +55,7 @@ class EvalProtocol(BaseModel):
     max_context_tokens: int = Field(8192, ge=64)
     context_budget: int = Field(2048, ge=64)
     workers: int = Field(1, ge=1)
+    edit_match: Literal["exact", "tolerant"] = "exact"  # str_replace matching (env/edit_match.py)
     preset: Optional[str] = None
 
     @field_validator("seeds")
@@ -153,7 +154,7 @@ def run_eval(
             max_turns=protocol.max_turns, max_new_tokens=protocol.max_new_tokens,
             max_context_tokens=protocol.max_context_tokens, temperature=protocol.temperature, top_p=protocol.top_p,
             top_k=protocol.top_k, context_budget_tokens=protocol.context_budget, workers=protocol.workers,
-            verifier=verifier, on_result=on_result,
+            verifier=verifier, on_result=on_result, edit_match=protocol.edit_match,
         )
         key = str(seed)
         by_task: dict[str, list] = {iid: [] for iid in ids}

@@ -130,10 +130,11 @@ class RolloutConfig(_Section):
             return True
         return bool(self.batch_generation)
 
-    def engine_config(self, seed: int) -> Any:
+    def engine_config(self, seed: int, edit_match: str = "exact") -> Any:
         """The rollout engine's :class:`swetrain.rollout.engine.RolloutConfig` for this section: the
         one place where the training recipe's rollout keys map onto the engine's (a test checks that
-        every engine field is mapped, so a new engine knob cannot be silently dropped)."""
+        every engine field is mapped, so a new engine knob cannot be silently dropped).
+        ``edit_match`` comes from the ``env`` section (:class:`EnvConfig`)."""
         from swetrain.agent.loop import EpisodeLimits
         from swetrain.rollout.engine import RolloutConfig as EngineRolloutConfig
 
@@ -158,7 +159,16 @@ class RolloutConfig(_Section):
             sandbox=self.sandbox,
             batch_generation=self.batches_generation(),
             batch_wait_ms=self.batch_wait_ms,
+            edit_match=edit_match,
         )
+
+
+class EnvConfig(_Section):
+    """The agent's environment. ``edit_match``: how ``file_editor str_replace`` finds ``old_str``;
+    ``exact`` = R2E-Gym (verbatim, unique), ``tolerant`` = the same when verbatim, else layered
+    matching that carries the edit over (``swetrain.env.edit_match``, docs/agent.md)."""
+
+    edit_match: Literal["exact", "tolerant"] = "exact"
 
 
 class MopdConfig(_Section):
@@ -321,6 +331,7 @@ class TrainConfig(BaseModel):
     policy: str = "tiny"  # policy spec for swetrain.policy.load_policy (a path, "tiny", "smollm2")
     tasks: TasksConfig = Field(default_factory=TasksConfig)
     rollout: RolloutConfig = Field(default_factory=RolloutConfig)
+    env: EnvConfig = Field(default_factory=EnvConfig)
     algo: AlgoConfig = Field(default_factory=AlgoConfig)
     optim: OptimConfig = Field(default_factory=OptimConfig)
     train: TrainLoopConfig = Field(default_factory=TrainLoopConfig)

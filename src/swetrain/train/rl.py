@@ -318,7 +318,7 @@ class RLTrainer:
                 policy_factory=str(self._publish_weights()),
                 backend="ray",
                 workers=ro.workers,
-                config=ro.engine_config(rollout_seed(cfg.seed, step)),
+                config=ro.engine_config(rollout_seed(cfg.seed, step), edit_match=cfg.env.edit_match),
                 workspace_factory=self.workspace_factory,
                 ray_address=ro.ray_address,
                 ray_num_cpus=ro.ray_num_cpus,
@@ -329,7 +329,7 @@ class RLTrainer:
                 self.verifier,
                 backend="local",
                 workers=ro.workers,
-                config=ro.engine_config(rollout_seed(cfg.seed, step)),
+                config=ro.engine_config(rollout_seed(cfg.seed, step), edit_match=cfg.env.edit_match),
                 workspace_factory=self.workspace_factory,
             )
         store = self._store()
