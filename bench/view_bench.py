@@ -74,7 +74,7 @@ def bench_stages(run: Path) -> dict:
     rows = list(iter_rows(r))
     st["read_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    max_id = max((max(row["token_ids"]) for *_, row in rows if row.get("token_ids")), default=-1)
+    max_id = max((int(max(row["token_ids"])) for *_, row in rows if row.get("token_ids") is not None and len(row["token_ids"])), default=-1)
     find_vocab(r, None, max_id)
     st["tokenizer_s"] = time.perf_counter() - t0
     t0 = time.perf_counter()

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from swetrain.view.advantages import TrainInfo, is_train_source, train_advantages
 from swetrain.view.load import INDEX_COLUMNS, Run, iter_rows, json_field, open_run, read_part, task_labels
 from swetrain.view.tokens import Vocab, find_vocab
@@ -54,7 +56,8 @@ def index_entry(key: str, run_no: int, src_name: str, row: dict[str, Any], label
     lab = labels.get(iid, {})
     verdict = json_field(row.get("verdict"), {}) or {}
     timings = json_field(row.get("timings"), {}) or {}
-    invalid = row.get("invalid") or []
+    invalid = row.get("invalid")
+    invalid = [] if invalid is None else invalid
     entry = {
         "key": key, "run": run_no, "src": src_name, "iid": iid,
         "chain": int(row.get("chain") or 0), "att": int(row.get("attempt") or 1),
@@ -71,13 +74,29 @@ def index_entry(key: str, run_no: int, src_name: str, row: dict[str, Any], label
     return entry
 
 
-def _rle(values: list[int]) -> list[list[int]]:
-    out: list[list[int]] = []
-    for v in values:
-        if out and out[-1][0] == v:
-            out[-1][1] += 1
-        else:
-            out.append([v, 1])
+def _rle(values: Any) -> list[list[int]]:
+    """[[value, run length], ...] of a 1-D integer array."""
+    v = np.asarray(values)
+    if not len(v):
+        return []
+    starts = np.flatnonzero(np.concatenate([[True], v[1:] != v[:-1]]))
+    lengths = np.diff(np.concatenate([starts, [len(v)]]))
+    return [[int(a), int(b)] for a, b in zip(v[starts], lengths)]
+
+
+def _array(value: Any, dtype: Any) -> np.ndarray:
+    """A stored list column (numpy slice, list or None) as a 1-D array."""
+    if value is None:
+        return np.zeros(0, dtype=dtype)
+    return np.asarray(value, dtype=dtype).reshape(-1)
+
+
+def _fit(arr: np.ndarray, n: int) -> np.ndarray:
+    """``arr`` cut or zero-padded to ``n`` entries (a misaligned record is shown, with its note)."""
+    if len(arr) == n:
+        return arr
+    out = np.zeros(n, dtype=arr.dtype)
+    out[: min(n, len(arr))] = arr[:n]
     return out
 
 
@@ -102,39 +121,33 @@ def episode_detail(row: dict[str, Any], vocab: Vocab, train: TrainInfo | None, t
         if isinstance(m, dict):
             msgs.append({k: _cap(v) if k == "content" else v for k, v in m.items()})
     verdict = json_field(row.get("verdict"), None)
-    ids = [int(x) for x in (row.get("token_ids") or [])]
-    mask = [int(x) for x in (row.get("assistant_mask") or [])]
-    seg = [int(x) for x in (row.get("segment_ids") or [])]
-    lp = [float(x) for x in (row.get("behavior_logprobs") or [])]
+    ids = _array(row.get("token_ids"), np.int64)
+    mask = _array(row.get("assistant_mask"), np.int64)
+    seg = _array(row.get("segment_ids"), np.int64)
+    lp = _array(row.get("behavior_logprobs"), np.float64)
     n = len(ids)
     for name, arr in (("assistant_mask", mask), ("segment_ids", seg), ("behavior_logprobs", lp)):
         if len(arr) != n:
             notes.append(f"{name} has {len(arr)} entries for {n} token ids (misaligned record)")
-    mask = (mask + [0] * n)[:n]
-    seg = (seg + [0] * n)[:n]
-    lp = (lp + [0.0] * n)[:n]
+    mask, seg, lp = _fit(mask, n), _fit(seg, n), _fit(lp, n)
     prompt_len = int(row.get("prompt_len") or 0)
     # checks on the stored arrays (what the trainer used)
-    disagree = [t for t in range(n) if (mask[t] == 1) != (seg[t] > 0)]
-    if disagree:
-        notes.append(f"loss mask disagrees with the segments on {len(disagree)} token(s), first at position {disagree[0]} "
+    disagree = np.flatnonzero((mask == 1) != (seg > 0))
+    if len(disagree):
+        notes.append(f"loss mask disagrees with the segments on {len(disagree)} token(s), first at position {int(disagree[0])} "
                      "(a mask off by one?)")
-    in_prompt = sum(1 for t in range(min(prompt_len, n)) if mask[t])
+    in_prompt = int(np.count_nonzero(mask[: min(prompt_len, n)]))
     if in_prompt:
         notes.append(f"{in_prompt} prompt token(s) are marked trainable")
-    invalid = [bool(x) for x in (row.get("invalid") or [])]
+    invalid = [bool(x) for x in _array(row.get("invalid"), bool)]
     reasons = json_field(row.get("invalid_reasons"), []) or []
     segments: list[dict[str, Any]] = []
-    bounds: dict[int, list[int]] = {}
-    for t, s in enumerate(seg):
-        if s > 0:
-            b = bounds.setdefault(s, [t, t, 0])
-            b[1] = t
-            b[2] += 1
     ends = set(vocab.end_ids)
     finish = {str(m.get("turn")): m.get("finish_reason") for m in msgs if m.get("role") == "assistant"}
-    for s in sorted(bounds):
-        a, b, count = bounds[s]
+    pos = np.flatnonzero(seg > 0)
+    for s in (int(v) for v in np.unique(seg[pos])):
+        where = pos[seg[pos] == s]
+        a, b, count = int(where[0]), int(where[-1]), len(where)
         seg_info = {"seg": s, "start": a, "end": b, "tokens": count,
                     "invalid": bool(invalid[s - 1]) if s - 1 < len(invalid) else False,
                     "reasons": reasons[s - 1] if isinstance(reasons, list) and s - 1 < len(reasons) else [],
@@ -142,7 +155,7 @@ def episode_detail(row: dict[str, Any], vocab: Vocab, train: TrainInfo | None, t
         if count != b - a + 1:
             notes.append(f"turn {s}: its tokens are not contiguous ({count} tokens over positions {a}..{b})")
         if ends:
-            seg_info["eot"] = ids[b] in ends
+            seg_info["eot"] = int(ids[b]) in ends
             if not seg_info["eot"]:
                 seg_info["cut"] = True
         segments.append(seg_info)
@@ -150,20 +163,21 @@ def episode_detail(row: dict[str, Any], vocab: Vocab, train: TrainInfo | None, t
     if cut_turns:
         notes.append(f"turn(s) {', '.join(map(str, cut_turns))} end without an end-of-turn token (cut by a length limit?)")
     # tokens shown
-    shown = list(range(n))
     gap = None
     if n > max_tokens:
         head = int(max_tokens * HEAD_SHARE)
         tail = max_tokens - head
-        shown = list(range(head)) + list(range(n - tail, n))
+        shown = np.concatenate([np.arange(head), np.arange(n - tail, n)])
+        ids, mask, seg, lp = ids[shown], mask[shown], seg[shown], lp[shown]
         gap = {"at": head, "skipped": n - head - tail}
         notes.append(f"episode has {n} tokens: the page shows the first {head} and the last {tail} (--max-tokens)")
-    has_lp = any(v != 0.0 for v in lp)
+    digits = np.where((mask >= 0) & (mask <= 9), mask + 48, 63).astype(np.uint8)  # '0'..'9', '?' otherwise
+    shown_ids = ids.tolist()
     tokens: dict[str, Any] = {
-        "n": n, "prompt_len": prompt_len, "ids": [ids[t] for t in shown],
-        "mask": "".join(str(mask[t]) if 0 <= mask[t] <= 9 else "?" for t in shown),
-        "seg": _rle([seg[t] for t in shown]),
-        "lp": [round(lp[t], 3) for t in shown] if has_lp else None,
+        "n": n, "prompt_len": prompt_len, "ids": shown_ids,
+        "mask": digits.tobytes().decode("ascii"),
+        "seg": _rle(seg),
+        "lp": np.round(lp, 3).tolist() if np.any(lp != 0.0) else None,
         "gap": gap, "segments": segments,
     }
     if train is not None and train_row is not None:
@@ -176,7 +190,7 @@ def episode_detail(row: dict[str, Any], vocab: Vocab, train: TrainInfo | None, t
         "context": row.get("context"), "messages": msgs, "patch": _cap(row.get("patch") or ""), "verdict": verdict,
         "timings": json_field(row.get("timings"), {}), "tokens": tokens, "notes": notes,
     }
-    return detail, set(tokens["ids"])
+    return detail, set(shown_ids)
 
 
 # ------------------------------------------------------------------------------------ whole runs
@@ -227,8 +241,8 @@ def build_run(path: Any, *, run_no: int = 0, tokenizer: str | None = None, max_t
     for si, pi, ri, row in iter_rows(run, columns):
         rows_by_src.setdefault(si, []).append((pi, ri, row))
         ids = row.get("token_ids")
-        if ids:
-            max_id = max(max_id, max(ids))
+        if ids is not None and len(ids):
+            max_id = max(max_id, int(np.max(ids)))
     if not details:
         max_id = _max_id_sample(run)
     vocab = find_vocab(run, tokenizer, max_id if max_id >= 0 else None)
@@ -254,7 +268,7 @@ def _max_id_sample(run: Run) -> int:
         for part in src.parts:
             rows = read_part(run, part, ["token_ids"])
             if rows:
-                return max((max(r["token_ids"]) for r in rows if r.get("token_ids")), default=-1)
+                return max((int(np.max(r["token_ids"])) for r in rows if r.get("token_ids") is not None and len(r["token_ids"])), default=-1)
     return -1
 
 

@@ -355,20 +355,37 @@ def _declared(run: Run, rel: str, name: str, obj: Any) -> None:
 
 # ------------------------------------------------------------------------------------ rows
 def read_part(run: Run, part: Part, columns: list[str] | tuple[str, ...] | None = None) -> list[dict[str, Any]]:
-    """Rows of one part (only ``columns`` that exist); [] with a note when it cannot be read."""
+    """Rows of one part (only ``columns`` that exist); [] with a note when it cannot be read.
+
+    List columns (token ids, mask, segments, log-probs, invalid flags) come as numpy arrays (one
+    slice of the column's values per row: no per-element Python objects); the rest as Python values.
+    Page checksums (the store writes them) are verified, so bytes overwritten inside the data are
+    caught like a truncated file.
+    """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     if part.problem is not None:
         return []
     try:
-        pf = pq.ParquetFile(part.path)
+        pf = pq.ParquetFile(part.path, page_checksum_verification=True)
         names = set(pf.schema_arrow.names)
         cols = None if columns is None else [c for c in columns if c in names]
         table = pf.read(columns=cols)
-        # page checksums (written by the store) catch bytes overwritten inside the data
-        if columns is None:
-            pq.read_table(part.path, columns=["instance_id"], page_checksum_verification=True)
-        return table.to_pylist()
+        out: dict[str, list[Any]] = {}
+        for name in table.column_names:
+            col = table.column(name)
+            if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+                arr = col.combine_chunks()
+                values = arr.flatten().to_numpy(zero_copy_only=False)
+                offsets = arr.offsets.to_numpy()
+                base = offsets[0]
+                out[name] = [None if not arr[i].is_valid else values[offsets[i] - base: offsets[i + 1] - base]
+                             for i in range(len(arr))]
+            else:
+                out[name] = col.to_pylist()
+        n = table.num_rows
+        return [{k: v[i] for k, v in out.items()} for i in range(n)]
     except Exception as exc:  # noqa: BLE001 - a damaged part is a note, the rest is shown
         mark_bad(run, part, exc)
         return []
