@@ -8,8 +8,13 @@ Each layer contributes its sub-commands from its own ``<package>/cli.py`` throug
 from __future__ import annotations
 
 import importlib
+import os
 
-import typer
+# Plain click help: it wraps every option name and help text at the terminal's width, where rich's
+# panels cut long option names and paths with "…" at 80 columns. Set TYPER_USE_RICH=1 for panels.
+os.environ.setdefault("TYPER_USE_RICH", "0")
+
+import typer  # noqa: E402
 
 app = typer.Typer(
     name="swetrain",
@@ -46,8 +51,18 @@ def _register_layers() -> None:
         module.register(app)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from swetrain import __version__
+
+        typer.echo(f"swetrain {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+) -> None:
     """swetrain: SWE tasks -> sandboxes -> agent -> verifier -> RL."""
 
 

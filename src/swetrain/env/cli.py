@@ -58,7 +58,8 @@ def verify(
     test_timeout: float = typer.Option(60.0, "--test-timeout", help="Limit per test, seconds (0 = none)."),
     sandbox: str = typer.Option("local", "--sandbox", help=SANDBOX_HELP),
 ) -> None:
-    """Judge a patch on a task. Exit code 0 whenever a verdict was reached, however bad the patch."""
+    """Judge a patch on a task. Exit 0 whenever a verdict was reached, however bad the patch; 3 on an
+    infrastructure failure (no verdict); 2 on bad input."""
     from swetrain.env.verifier import Verifier
 
     from swetrain.env.sandbox import announce_isolation
@@ -77,13 +78,18 @@ def verify(
     verdict = Verifier(timeout_s=timeout, test_timeout_s=test_timeout, sandbox=sandbox).verify(task, text)
     if as_json:
         typer.echo(verdict.model_dump_json())
-        return
-    typer.echo(f"{verdict.instance_id}: {verdict.status} (resolved={verdict.resolved}, "
-               f"patch_applied={verdict.patch_applied}, infra_failure={verdict.infra_failure})")
-    for t in verdict.tests:
-        typer.echo(f"  {t.status:8s} {t.kind:12s} {t.test_id}")
-    if verdict.diagnostics:
-        typer.echo("\n" + verdict.diagnostics)
+    else:
+        typer.echo(f"{verdict.instance_id}: {verdict.status} (resolved={verdict.resolved}, "
+                   f"patch_applied={verdict.patch_applied}, infra_failure={verdict.infra_failure})")
+        for t in verdict.tests:
+            typer.echo(f"  {t.status:8s} {t.kind:12s} {t.test_id}")
+        if verdict.diagnostics:
+            typer.echo("\n" + verdict.diagnostics)
+    if verdict.infra_failure:  # no verdict on the patch was reached: not a success of the command
+        hint = (f"; task {task.instance_id} names the Docker image {task.image}: add --sandbox docker"
+                if task.image and sandbox != "docker" else "")
+        typer.echo(f"error: infrastructure failure, the patch was not judged: {verdict.infra_reason}{hint}", err=True)
+        raise typer.Exit(3)
 
 
 @env_app.command("tools")

@@ -57,8 +57,32 @@ def _model_dir(spec: str, raw: str) -> Path:
         raise _bad(spec, "missing the model folder after the scheme")
     path = Path(raw).expanduser()
     if not (path / "config.json").is_file():
-        raise _bad(spec, f"{path} is not a transformers model folder (no config.json)")
+        found = _checkpoint_model(path)
+        if found is None:
+            raise _bad(spec, f"{path} is not a transformers model folder (no config.json), nor a training "
+                             "checkpoint (step-N/) or run directory (checkpoints/) holding one")
+        return found
     return path
+
+
+def _checkpoint_model(path: Path) -> Path | None:
+    """The model of a training checkpoint ``.../step-N`` (its ``model/``), of a run's ``checkpoints/``
+    folder or of a run directory (the latest checkpoint, as ``checkpoints/latest.json`` names it)."""
+    import json
+
+    if (path / "model" / "config.json").is_file():
+        return path / "model"
+    ckpts = path / "checkpoints" if (path / "checkpoints").is_dir() else path
+    latest = ckpts / "latest.json"
+    steps = sorted(p for p in ckpts.glob("step-*") if (p / "model" / "config.json").is_file())
+    if latest.is_file():
+        try:
+            named = ckpts / str(json.loads(latest.read_text()).get("path", ""))
+        except (OSError, ValueError, AttributeError):
+            named = None
+        if named is not None and named != ckpts and (named / "model" / "config.json").is_file():
+            return named / "model"
+    return steps[-1] / "model" if steps else None
 
 
 def _import(target: str) -> Any:
@@ -180,3 +204,15 @@ def resolve_policy_path(spec: str, *, progress: Any = False) -> Path:
     ``tiny-sft``, ``smollm2``, ...), built on first use. Raises :class:`PolicySpecError` (a
     ``ValueError``) naming the spec otherwise."""
     return parse_policy_spec(spec).model_path(progress=progress)
+
+
+def untrained_warning(spec: str) -> str | None:
+    """A warning for a spec that names an untrained model (``tiny``, ``tiny:<preset>``): its
+    episodes end on the context limit with nothing resolved, which a first run should not mistake
+    for a measurement."""
+    if isinstance(spec, str) and (spec.strip() == "tiny" or spec.strip().startswith("tiny:")):
+        return (f"warning: policy {spec!r} is an untrained, randomly initialised model: expect every episode to run to "
+                "its limits and resolve nothing. For a meaningful first run use tiny-sft (the shipped warm start) or "
+                "scripted-repair (a scripted agent, seconds per task).")
+    return None
+

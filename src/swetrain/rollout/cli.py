@@ -14,10 +14,15 @@ def register(app: typer.Typer) -> None:
     app.command("rollout")(rollout)
 
 
+BUILTIN_SPLITS = ("train", "heldout")
+
+
 def _load_tasks(spec: str, split: str | None) -> list:
     from swetrain.tasks.builtin import BuiltinError, load_builtin
     from swetrain.tasks.record import TaskLoadError, load_tasks
 
+    if spec == "builtin" and split and split not in BUILTIN_SPLITS:
+        raise typer.BadParameter(f"{split!r}: the built-in suite's splits are {', '.join(BUILTIN_SPLITS)}", param_hint="--split")
     try:
         if spec == "builtin":
             tasks = load_builtin(split)
@@ -27,6 +32,10 @@ def _load_tasks(spec: str, split: str | None) -> list:
                 tasks = [t for t in tasks if t.split == split]
     except (TaskLoadError, BuiltinError, ValueError, OSError) as exc:  # a malformed row names file:line
         raise typer.BadParameter(str(exc), param_hint="--tasks") from None
+    if not tasks and split and spec != "builtin":
+        splits = sorted({str(t.split) for t in load_tasks(spec) if t.split})
+        raise typer.BadParameter(f"no task of {spec} has split {split!r} (its splits: {', '.join(splits) or 'none'})",
+                                 param_hint="--split")
     if not tasks:
         raise typer.BadParameter(f"no tasks in {spec!r}" + (f" with split {split!r}" if split else ""), param_hint="--tasks")
     return tasks
@@ -101,7 +110,7 @@ def rollout(
     backend: str = typer.Option("local", "--backend", help="local (thread pool) or ray (actors)."),
     workers: int = typer.Option(1, "--workers", min=1, help="Chains (and workspaces) at once."),
     split: Optional[str] = typer.Option(None, "--split", help="Only tasks of this split (e.g. heldout)."),
-    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="Only the first N tasks (after --split)."),
+    limit: Optional[int] = typer.Option(None, "--limit", min=1, help="A seeded sample of N tasks (after --split; seed: --seed), as in eval."),
     max_turns: int = typer.Option(30, "--max-turns", min=1, help="Turns per attempt (FC-SWE: 100)."),
     max_tokens: int = typer.Option(512, "--max-tokens", min=1, help="Tokens per generation call."),
     max_context: int = typer.Option(16384, "--max-context", min=64, help="Context tokens per attempt (FC-SWE: 65536); never more than the policy's window minus --max-tokens."),
@@ -136,7 +145,7 @@ def rollout(
 
     if edit_match not in EDIT_MATCH_MODES:
         raise typer.BadParameter(f"{edit_match!r} is not one of {', '.join(EDIT_MATCH_MODES)}", param_hint="--edit-match")
-    task_list = _load_tasks(tasks, split)[:limit]
+    task_list = _sample_tasks(tasks, split, seed, limit or 0)
     _refuse_other_run(out, policy=policy, group=group, attempts=attempts, context=context, seed=seed)
     from swetrain.env.cli import check_sandbox_or_exit
 
@@ -157,6 +166,10 @@ def rollout(
         edit_match=edit_match,
     )
     _policy_spec(policy)  # a bad spec is a usage error on every backend, not a traceback mid-run
+    from swetrain.policy.spec import untrained_warning
+
+    if untrained_warning(policy):
+        typer.echo(untrained_warning(policy), err=True)
     built = _build_policy(policy) if backend == "local" else None
     engine = RolloutEngine(
         built, policy_factory=policy, backend=backend, workers=workers, config=config, ray_address=ray_address, ray_num_cpus=ray_cpus

@@ -56,6 +56,10 @@ def train(
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from None
     from swetrain.env.cli import use_sandbox
+    from swetrain.policy.spec import untrained_warning
+
+    if untrained_warning(cfg.policy):
+        typer.echo(untrained_warning(cfg.policy) + " Set it with policy=tiny-sft.", err=True)
 
     use_sandbox(sandbox or cfg.rollout.sandbox, [])  # task images are checked as each task's workspace is made
     cfg.rollout.sandbox = sandbox or cfg.rollout.sandbox

@@ -379,10 +379,24 @@ def ensure_warm_start(
         fcntl.flock(handle, fcntl.LOCK_EX)
         if (out / "warmstart.json").is_file() and not force:
             return out
+        _remove_stale_builds(out)
         bar = _progress(progress)
-        with bar if bar is not None else nullcontext():
-            _build(base, cfg, out, bar)
+        tmp = out.with_name(f".{out.name}.{os.getpid()}.building")
+        try:
+            with bar if bar is not None else nullcontext():
+                _build(base, cfg, out, bar)
+        finally:  # a build stopped half-way (Ctrl-C, an error) leaves nothing in the cache
+            shutil.rmtree(tmp, ignore_errors=True)
     return out
+
+
+def _remove_stale_builds(out: Path) -> None:
+    """Remove ``.NAME.PID.building`` folders of builds whose process is gone (killed with SIGKILL)."""
+    for folder in out.parent.glob(f".{out.name}.*.building"):
+        pid = folder.name[len(out.name) + 2 : -len(".building")]
+        alive = pid.isdigit() and Path(f"/proc/{pid}").exists() and int(pid) != os.getpid()
+        if not alive:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _progress(progress: bool | Any):
