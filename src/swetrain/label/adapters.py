@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from swetrain.label.cards import RepoCard
+
 STATEMENT_CHARS = 6000
 PATCH_EXCERPT_CHARS = 3000
 TEST_EXCERPT_CHARS = 1500
@@ -105,10 +107,21 @@ class Evidence:
     observations: str = ""
     verification: str = ""
     stats: PatchStats = field(default_factory=PatchStats)
+    card: RepoCard | None = None  # the repository card (README opening, manifests, layout), when one was found
 
     @property
     def has_metadata(self) -> bool:
-        return bool(self.description.strip() or self.topics)
+        return bool(self.description.strip() or self.topics or (self.card is not None and not self.card.empty))
+
+    @property
+    def card_text(self) -> str:
+        """The repository card as one paragraph (empty without a card)."""
+        return self.card.text() if self.card is not None else ""
+
+    @property
+    def metadata_text(self) -> str:
+        """Given description and topics, then the card: what the repository says it is."""
+        return " ".join(p for p in (self.description, " ".join(self.topics), self.card_text) if p.strip())
 
     @property
     def repo_words(self) -> str:
@@ -124,11 +137,13 @@ class Evidence:
     def render(self) -> str:
         """A readable rendering for prompts (LLM backend) and rationales."""
         lines = [f"Evidence form: {self.kind}", f"Repository: {self.repo}"]
-        if self.has_metadata:
+        if self.description.strip():
             lines.append(f"Description: {self.description}")
-            if self.topics:
-                lines.append(f"Topics: {', '.join(self.topics)}")
-        else:
+        if self.topics:
+            lines.append(f"Topics: {', '.join(self.topics)}")
+        if self.card is not None and not self.card.empty:
+            lines.append(f"Repository card (from the repository itself): {self.card_text}")
+        if not self.has_metadata:
             lines.append("Repository metadata: unavailable")
         if self.language:
             lines.append(f"Primary language: {self.language}")
@@ -193,12 +208,24 @@ def from_issue_change(row: Mapping[str, Any]) -> Evidence:
     test_patch = _str_field(row, "test_patch", False)
     desc, topics, lang = _metadata(row)
     stats = patch_stats(patch + "\n" + test_patch)
+    card = _card(row)
     return Evidence(
         kind="issue_change", instance_id=iid, repo=repo, statement=_excerpt(statement, STATEMENT_CHARS),
         description=desc, topics=topics, language=lang,
         patch_excerpt=_changed_lines_excerpt(patch, PATCH_EXCERPT_CHARS),
-        test_excerpt=_changed_lines_excerpt(test_patch, TEST_EXCERPT_CHARS), stats=stats,
+        test_excerpt=_changed_lines_excerpt(test_patch, TEST_EXCERPT_CHARS), stats=stats, card=card,
     )
+
+
+def _card(row: Mapping[str, Any]) -> RepoCard | None:
+    """The row's ``repo_card`` (a card dict, set by :class:`~swetrain.label.cards.CardStore`), if any."""
+    given = row.get("repo_card")
+    if given is None:
+        return None
+    if not isinstance(given, Mapping):
+        raise EvidenceError("repo_card", f"must be a card object, got {type(given).__name__}")
+    card = RepoCard.from_dict({"repo": row.get("repo") or "", **given})
+    return None if card.empty else card
 
 
 def _content_text(content: Any) -> str:

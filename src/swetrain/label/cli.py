@@ -104,11 +104,19 @@ def tasks(
     timeout: float = typer.Option(120.0, "--timeout", help="llm: seconds to wait for one reply"),
     max_retries: int = typer.Option(3, "--max-retries", help="llm: corrections asked for after an invalid answer"),
     keep_going: bool = typer.Option(False, "--keep-going", help="llm: a row without a valid answer is reported and left out (exit 1) instead of stopping the run"),
+    repo_cards: Optional[list[Path]] = typer.Option(None, "--repo-cards", help="repository cards file (JSONL: repo, card[, source_path, commit]) for repositories not on disk; repeatable"),
+    repo_dir: Optional[list[str]] = typer.Option(None, "--repo-dir", help="OWNER/NAME=FOLDER: build that repository's card from a folder (a checkout, a Docker image's /testbed copied out); repeatable"),
+    no_cards: bool = typer.Option(False, "--no-cards", help="label without repository cards"),
+    no_packaged_cards: bool = typer.Option(False, "--no-packaged-cards", help="do not fall back to the cards shipped for the corpus's repositories"),
 ) -> None:
     """Label every valid row; rows lacking required fields are skipped and reported by line.
 
-    The output holds every valid row (input fields kept, `labels` and `route` added). If any row was
-    skipped the command still writes the others and exits with status 1.
+    Each row's repository card is built from the row's snapshot (``source`` at ``base_commit``, as in
+    built-in, synthesized and imported task files), else from a --repo-dir folder, else read from the
+    --repo-cards files and the packaged cards; the run says how many rows had none (they are labelled
+    from the repository name, statement and change). The output holds every valid row (input fields
+    kept, `labels`, `route` and `label_provenance` with the card's source and hash added). If any row
+    was skipped the command still writes the others and exits with status 1.
     """
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -137,6 +145,27 @@ def tasks(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     rows = [r for _, r in good]
+    store = None
+    if not no_cards:
+        from swetrain.label.cards import PACKAGED_CARDS, CardError, CardStore
+
+        folders = {}
+        for spec in repo_dir or []:
+            if "=" not in spec:
+                raise typer.BadParameter(f"--repo-dir must be OWNER/NAME=FOLDER, got {spec!r}")
+            name, folder = spec.split("=", 1)
+            folders[name.strip()] = Path(folder)
+        files = list(repo_cards or []) + ([PACKAGED_CARDS] if not no_packaged_cards and PACKAGED_CARDS.exists() else [])
+        try:
+            store = CardStore(files, folders, base_dir=in_path.parent)
+        except CardError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(2) from None
+        rows = store.attach(rows)
+        good = [(ln, r) for (ln, _), r in zip(good, rows)]
+        for e in store.errors:
+            typer.echo(f"warning: {e}", err=True)
+        typer.echo(store.summary(), err=True)
     with Progress(TextColumn("labeling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=False) as bar:
         task = bar.add_task("label", total=2 * len(rows))
         try:
@@ -156,10 +185,12 @@ def tasks(
             raise typer.Exit(1) from None
     from swetrain.label.io import atomic_write_text
 
+    labeled = [{k: v for k, v in r.items() if k != "repo_card"} for r in labeled]  # the card's source and hash are in the provenance
     atomic_write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in labeled))
     stats = getattr(labeler.backend, "stats", None)
-    typer.echo(f"labeled {len(labeled)} row(s) -> {out}" + (f"; skipped {len(errors)} row(s) (see above)" if errors else "")
-               + (f"; llm {stats}" if stats else ""))
+    no_card = sum(1 for r in labeled if not (r.get("label_provenance") or {}).get("repo_card"))
+    typer.echo(f"labeled {len(labeled)} row(s) -> {out}; {no_card} without a repository card"
+               + (f"; skipped {len(errors)} row(s) (see above)" if errors else "") + (f"; llm {stats}" if stats else ""))
     if errors:
         raise typer.Exit(1)
 

@@ -106,6 +106,21 @@ def _load(corpus: Optional[Path], data_dir: Optional[Path]) -> list[dict[str, An
         raise  # unreachable
 
 
+def _cards(repo_cards: Optional[list[Path]], no_cards: bool):
+    """repo (lower case) -> card from the cards files (default: the packaged corpus cards), or None with --no-cards."""
+    if no_cards:
+        return None
+    from swetrain.label.cards import PACKAGED_CARDS, CardError, read_cards_file
+
+    out: dict = {}
+    try:
+        for path in reversed(list(repo_cards or [PACKAGED_CARDS])):  # the first file wins
+            out.update(read_cards_file(path))
+    except CardError as exc:
+        _fail(str(exc))
+    return out
+
+
 def _featurizer():
     from swetrain.label.embed import EmbeddingUnavailable
     from swetrain.label.features import Featurizer
@@ -127,16 +142,23 @@ def train(
     out: Optional[Path] = typer.Option(None, "--out", help="model file (default: the packaged data/model.npz)"),
     seed: int = typer.Option(0, "--seed"),
     c: Optional[float] = typer.Option(None, "--C", help="inverse L2 strength of the logistic regressions"),
+    repo_cards: Optional[list[Path]] = typer.Option(None, "--repo-cards", help="repository cards file(s) (default: the packaged cards of the corpus's repositories)"),
+    no_cards: bool = typer.Option(False, "--no-cards", help="train without repository cards (no card model)"),
 ) -> None:
-    """Train the per-axis calibrated classifiers on the whole corpus (deterministic from --seed)."""
+    """Train the per-axis calibrated classifiers (and the Domain card model) on the whole corpus (deterministic from --seed)."""
     from swetrain.label.corpus import corpus_hash
     from swetrain.label.crossval import train_model
     from swetrain.label.learn import DEFAULT_C, DEFAULT_MODEL_PATH
     from swetrain.label.provenance import taxonomy_hash
     from swetrain.label.taxonomy import default_taxonomy
 
+    from swetrain.label.crossval import with_cards
+
     _threads()
     rows = _load(corpus, data_dir)
+    cards = _cards(repo_cards, no_cards)
+    rows = with_cards(rows, cards)
+    typer.echo(f"{sum('repo_card' in r for r in rows)} of {len(rows)} corpus rows have a repository card", err=True)
     feat = _featurizer()
     model = train_model(rows, feat, seed=seed, c=c or DEFAULT_C,
                         meta={"corpus_sha256": corpus_hash(corpus), "taxonomy_sha256": taxonomy_hash(default_taxonomy())})
@@ -172,8 +194,14 @@ def evaluate_cmd(
     out_dir: Optional[Path] = typer.Option(None, "--out-dir", help="--cv: write predictions, metrics and plots here"),
     as_json: bool = typer.Option(False, "--json", help="print the metrics as one JSON object"),
     no_matrices: bool = typer.Option(False, "--no-matrices", help="only the per-axis table"),
+    cards: str = typer.Option("both", "--cards", help="--cv: with | without | both (with and without repository cards, side by side)"),
+    repo_cards: Optional[list[Path]] = typer.Option(None, "--repo-cards", help="--cv: cards file(s) (default: the packaged cards of the corpus's repositories)"),
 ) -> None:
-    """Per-axis accuracy, macro-F1 and confusion matrices of PRED against GOLD, or of grouped CV (--cv)."""
+    """Per-axis accuracy, macro-F1 and confusion matrices of PRED against GOLD, or of grouped CV (--cv).
+
+    --cv runs the grouped-by-repository cross-validation with and without repository cards (--cards)
+    and prints the per-axis figures of both, the per-class recall of Task Type L1 and route, and the
+    confusion matrices of each run."""
     from swetrain.label.evalreport import align, read_rows
     from swetrain.label.metrics import evaluate
 
@@ -182,23 +210,57 @@ def evaluate_cmd(
         from swetrain.label.learn import DEFAULT_C
         from swetrain.label.taxonomy import default_taxonomy
 
+        from swetrain.label.crossval import with_cards
+        from swetrain.label.evalreport import per_class_recall
+
+        if cards not in ("with", "without", "both"):
+            _fail(f"--cards must be with, without or both, got {cards!r}")
         _threads()
         rows = _load(corpus, data_dir)
+        table = _cards(repo_cards, False)
         feat = _featurizer()
-        preds, fold_idx = cross_validate(rows, k=folds, seed=seed, c=c or DEFAULT_C, taxonomy=default_taxonomy(), featurizer=feat,
-                                         pool=not no_pool, progress=lambda i, n: typer.echo(f"fold {i}/{n} done", err=True))
-        result = evaluate(rows, preds)
-        result["cv"] = {"folds": folds, "seed": seed, "C": c or DEFAULT_C, "pool": not no_pool,
-                        "fold_rows": [len(f) for f in fold_idx], "repos": len({r["repo"].lower() for r in rows})}
+        runs: dict[str, Any] = {}
+        for variant in (["with", "without"] if cards == "both" else [cards]):
+            inputs = with_cards(rows, table if variant == "with" else None)
+            n_card = sum("repo_card" in r for r in inputs)
+            typer.echo(f"cv {variant} repository cards: {n_card} of {len(inputs)} rows have a card, {len(inputs) - n_card} without", err=True)
+            preds, fold_idx = cross_validate(inputs, k=folds, seed=seed, c=c or DEFAULT_C, taxonomy=default_taxonomy(), featurizer=feat,
+                                             pool=not no_pool, progress=lambda i, n: typer.echo(f"fold {i}/{n} done", err=True))
+            result = evaluate(rows, preds)
+            result["per_class_recall"] = {ax: per_class_recall(result["axes"][ax]["confusion"]) for ax in ("task_type.l1", "domain.l1", "route")}
+            result["cv"] = {"folds": folds, "seed": seed, "C": c or DEFAULT_C, "pool": not no_pool, "cards": variant,
+                            "rows_with_card": n_card, "rows_without_card": len(inputs) - n_card,
+                            "fold_rows": [len(f) for f in fold_idx], "repos": len({r["repo"].lower() for r in rows})}
+            runs[variant] = (result, preds)
         if out_dir is not None:
             from swetrain.label.evalreport import plot_confusions, plot_coverage
             from swetrain.label.io import atomic_write_text
 
-            atomic_write_text(out_dir / "cv_predictions.jsonl", "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
-            atomic_write_text(out_dir / "cv_metrics.json", json.dumps(result, indent=1) + "\n")
-            plot_confusions(result, out_dir / "plots")
-            plot_coverage(result, out_dir / "plots")
-        _print_result(result, as_json, not no_matrices)
+            for variant, (result, preds) in runs.items():
+                tag = "" if len(runs) == 1 else f"_{variant}_cards"
+                atomic_write_text(out_dir / f"cv_predictions{tag}.jsonl", "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in preds))
+                atomic_write_text(out_dir / f"cv_metrics{tag}.json", json.dumps(result, indent=1) + "\n")
+                plot_confusions(result, out_dir / f"plots{tag}")
+                plot_coverage(result, out_dir / f"plots{tag}")
+        if len(runs) == 1:
+            _print_result(next(iter(runs.values()))[0], as_json, not no_matrices)
+            return
+        results = {f"{v}_cards": r for v, (r, _) in runs.items()}
+        if as_json:
+            typer.echo(json.dumps(results))
+            return
+        from rich.console import Console
+
+        from swetrain.label.evalreport import cards_comparison_table, recall_table, rich_tables
+
+        console = Console(width=200)
+        console.print(cards_comparison_table(results["with_cards"], results["without_cards"]))
+        console.print(recall_table(results["with_cards"], results["without_cards"]))
+        for variant, result in results.items():
+            if not no_matrices:
+                console.print(f"[bold]{variant.replace('_', ' ')}[/bold]")
+                for t in rich_tables(result, matrices=True)[1:]:
+                    console.print(t)
         return
     if gold is None or pred is None:
         _fail("give GOLD and PRED files, or --cv")

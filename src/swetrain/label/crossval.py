@@ -20,6 +20,18 @@ from swetrain.label.taxonomy import Taxonomy, default_taxonomy
 GOLD_KEYS = ("labels", "rationale", "gold_from", "source", "origin")
 
 
+def with_cards(rows: Sequence[Mapping[str, Any]], cards: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The rows with ``repo_card`` set from ``cards`` (repo lower case -> RepoCard or None; None: no cards at all)."""
+    out = []
+    for r in rows:
+        row = {k: v for k, v in r.items() if k != "repo_card"}
+        card = (cards or {}).get(str(r["repo"]).lower())
+        if card is not None:
+            row["repo_card"] = card.to_dict()
+        out.append(row)
+    return out
+
+
 def _inputs(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Corpus rows without their gold (what a labeler sees)."""
     return [{k: v for k, v in r.items() if k not in GOLD_KEYS} for r in rows]
@@ -29,7 +41,8 @@ def train_model(rows: Sequence[Mapping[str, Any]], featurizer: Featurizer, seed:
                 meta: Mapping[str, Any] | None = None) -> LearnedModel:
     evs = [from_issue_change(r) for r in _inputs(rows)]
     x, _ = featurizer.transform(evs)
-    return LearnedModel.fit(x, [r["labels"] for r in rows], [r["repo"] for r in rows], featurizer.names, seed=seed, c=c, meta=meta)
+    return LearnedModel.fit(x, [r["labels"] for r in rows], [r["repo"] for r in rows], featurizer.names, seed=seed, c=c, meta=meta,
+                            domain_classes=featurizer.domain_families)
 
 
 def cross_validate(rows: Sequence[Mapping[str, Any]], k: int = 5, seed: int = 0, c: float = DEFAULT_C,
@@ -44,6 +57,7 @@ def cross_validate(rows: Sequence[Mapping[str, Any]], k: int = 5, seed: int = 0,
     folds = grouped_folds([r["repo"] for r in rows], k, seed)
     preds: list[dict[str, Any] | None] = [None] * len(rows)
     inputs = _inputs(rows)
+    feat.transform([from_issue_change(r) for r in inputs])  # featurise every row once (memoised; one embedding cache entry)
     for fi, test in enumerate(folds):
         train = np.setdiff1d(np.arange(len(rows)), test)
         model = train_model([rows[i] for i in train], feat, seed=seed, c=c, meta={"fold": fi})

@@ -42,6 +42,49 @@ def summary_markdown(result: Mapping[str, Any], axes: Sequence[str] = AXES) -> s
     return "\n".join(lines) + "\n"
 
 
+def per_class_recall(conf: Mapping[str, Any]) -> dict[str, dict[str, float | int]]:
+    """Per gold class: rows, correctly predicted rows and recall, from a confusion record."""
+    labels, m = list(conf["labels"]), conf["matrix"]
+    out = {}
+    for i, lab in enumerate(labels):
+        n = sum(m[i])
+        if n:
+            out[lab] = {"rows": n, "correct": m[i][i], "recall": round(m[i][i] / n, 4)}
+    return out
+
+
+def cards_comparison_table(with_cards: Mapping[str, Any], without_cards: Mapping[str, Any], axes: Sequence[str] = AXES) -> Any:
+    """Per axis: accuracy and macro-F1 with and without repository cards."""
+    from rich.table import Table
+
+    cv = with_cards.get("cv", {})
+    t = Table(title=f"grouped CV, per axis: with repository cards ({cv.get('rows_with_card', '?')} of {with_cards['n']} rows have one) "
+                    "vs without")
+    for c in ("axis", "with cards", "macro-F1", "without cards", "macro-F1 ", "difference"):
+        t.add_column(c, justify="left" if c == "axis" else "right")
+    for ax in axes:
+        a, b = with_cards["axes"][ax], without_cards["axes"][ax]
+        t.add_row(ax, f"{100 * a['accuracy']:.1f}%", f"{a['macro_f1']:.3f}", f"{100 * b['accuracy']:.1f}%", f"{b['macro_f1']:.3f}",
+                  f"{100 * (a['accuracy'] - b['accuracy']):+.1f}")
+    return t
+
+
+def recall_table(with_cards: Mapping[str, Any], without_cards: Mapping[str, Any], axes: Sequence[str] = ("task_type.l1", "route")) -> Any:
+    """Per-class recall (correct / gold rows) of Task Type L1 and route, with and without cards."""
+    from rich.table import Table
+
+    t = Table(title="per-class recall (correct/gold rows)")
+    for c in ("axis", "class", "with cards", "without cards"):
+        t.add_column(c, justify="left" if c in ("axis", "class") else "right")
+    for ax in axes:
+        a = with_cards.get("per_class_recall", {}).get(ax) or per_class_recall(with_cards["axes"][ax]["confusion"])
+        b = without_cards.get("per_class_recall", {}).get(ax) or per_class_recall(without_cards["axes"][ax]["confusion"])
+        for lab in sorted(a, key=lambda k: -a[k]["rows"]):
+            bb = b.get(lab, {"correct": 0, "rows": a[lab]["rows"]})
+            t.add_row(ax, lab, f"{a[lab]['correct']}/{a[lab]['rows']}", f"{bb['correct']}/{bb['rows']}")
+    return t
+
+
 def _cut(conf: Mapping[str, Any], limit: int = MATRIX_MAX) -> tuple[list[str], list[list[int]]]:
     labels, m = list(conf["labels"]), conf["matrix"]
     if len(labels) <= limit:

@@ -13,9 +13,17 @@ Per instance (all derived from the :class:`Evidence`, nothing keyed on ids or re
 * ``struct.*``: changed code/test files, lines, hunks, package dirs (log1p) and path-kind flags
   (only tests / docs / CI / packaging files, deployment files, no patch), statement length;
 * ``heur.*``: one-hot of the rule-based scale levels, spec type, dependency context;
-* ``lang.*``: one-hot of the code language (changed-file extensions, else repository language).
+* ``lang.*``: one-hot of the code language (changed-file extensions, else repository language);
+* ``card.has`` and three per-Domain-L1 channels from the repository card (:mod:`swetrain.label.cards`;
+  zero where the row has no card): ``card_zs_rule.*`` (21), the largest cosine similarity between the
+  MiniLM embedding of what the card says the repository is (``RepoCard.about``, 256 tokens) and the
+  family's decision records (family description; each child's rule and source concept);
+  ``card_zs_head.*`` (21), the same for "name: first 300 characters" (128 tokens) against the
+  backend's label prototypes; ``card_sig.*`` (21), the decision-record signal scores with the card as
+  repository metadata (the heuristic backend's Domain scoring, no embedding).
 
-Each axis of the model uses a subset of the embedding blocks (``learn.AXIS_EXCLUDE``).
+Each axis of the model uses a subset of the embedding blocks (``learn.AXIS_EXCLUDE``); the card
+channels feed the Domain L1 card model (``learn.CardDomainModel``).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import hashlib
 import io
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -33,11 +42,14 @@ from swetrain.label.io import atomic_write_bytes
 from swetrain.label.offline import _CI_PATH, _DEPLOY_PATH, _DOC_PATH, _PKG_PATH, OfflineBackend, _module_key
 from swetrain.label.taxonomy import SCALE_DIMENSIONS, Taxonomy
 
-FEATURE_VERSION = "feat-v2"
+FEATURE_VERSION = "feat-v3"
 EMBEDDING_BLOCKS: tuple[str, ...] = ("emb_statement", "emb_change", "emb_title", "emb_issue")
 TITLE_TOKENS = 64
 ISSUE_TOKENS = 256
 ISSUE_CHARS = 1500
+CARD_TOKENS = 256
+CARD_HEAD_CHARS = 300
+CARD_CHANNELS: tuple[str, ...] = ("card_zs_rule", "card_zs_head", "card_sig")
 
 
 def change_text(ev: Evidence, limit: int = 600) -> str:
@@ -63,6 +75,7 @@ class Featurizer:
     def __init__(self, taxonomy: Taxonomy, embedder=None, cache_dir: str | Path | None = None):
         self.taxonomy = taxonomy
         self.offline = OfflineBackend(taxonomy, use_embeddings=True, embedder=embedder)
+        self.offline.use_card = False  # score_domain.* stay card-free; the card enters through the card.* channels
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._memo: dict[str, tuple[np.ndarray, dict]] = {}
         tx = taxonomy
@@ -76,6 +89,9 @@ class Featurizer:
         self.names += [f"heur.{d}.{v}" for d, v in self.heur]
         self.langs = list(tx.aux.code_languages)
         self.names += [f"lang.{v}" for v in self.langs]
+        self.domain_families = list(tx.families("domain"))
+        self.names += ["card.has"] + [f"{ch}.{f}" for ch in CARD_CHANNELS for f in self.domain_families]
+        self._rule_protos: dict[str, np.ndarray] | None = None
 
     @property
     def dim(self) -> int:
@@ -98,6 +114,64 @@ class Featurizer:
             np.savez_compressed(buf, **out)
             atomic_write_bytes(path, buf.getvalue())
         return out
+
+    def _encode_cached(self, texts: list[str], max_length: int, tag: str) -> np.ndarray:
+        """MiniLM embeddings of ``texts`` (disk-cached by the text set when a cache folder is set)."""
+        key = hashlib.sha256("\x00".join([FEATURE_VERSION, tag, str(max_length), *texts]).encode("utf-8")).hexdigest()[:24]
+        path = self.cache_dir / f"card-{key}.npy" if self.cache_dir is not None else None
+        if path is not None and path.exists():
+            return np.load(path)
+        out = self.offline.embedder.encode(texts, max_length=max_length)
+        if path is not None:
+            buf = io.BytesIO()
+            np.save(buf, out)
+            atomic_write_bytes(path, buf.getvalue())
+        return out
+
+    def rule_prototypes(self) -> dict[str, np.ndarray]:
+        """Per Domain L1: embeddings of its description and of each child's rule + source concept."""
+        if self._rule_protos is None:
+            keys, texts = [], []
+            for name, fam in self.taxonomy.families("domain").items():
+                keys.append(name)
+                texts.append(f"{name.replace('_', ' ')}: {fam.description}")
+                for c in fam.children:
+                    keys.append(f"{name}.{c.name}")
+                    texts.append(f"{c.name.replace('_', ' ')} ({name.replace('_', ' ')}): {c.rule} {c.source_concept}")
+            vecs = self._encode_cached(texts, 128, "rule-protos")
+            self._rule_protos = dict(zip(keys, vecs))
+        return self._rule_protos
+
+    def _card_channels(self, evs: Sequence[Evidence]) -> np.ndarray:
+        """(n, 1 + 3 * 21): ``card.has`` and the card channels (see the module docstring)."""
+        fams = self.domain_families
+        out = np.zeros((len(evs), 1 + len(CARD_CHANNELS) * len(fams)), dtype=np.float32)
+        with_card = [i for i, e in enumerate(evs) if e.card is not None and e.card.about().strip()]
+        for i, ev in enumerate(evs):  # signal scores: with the card as metadata (statement, name, change as always)
+            card_ev = replace(ev, description=ev.card_text, topics=()) if ev.card is not None else ev
+            sig = {x.name: x.score for x in self.offline._score_families(card_ev, "domain", None)}
+            out[i, 1 + 2 * len(fams):] = [sig[f] for f in fams]
+        if not with_card:
+            return out
+        full = sorted({evs[i].card.about() for i in with_card})
+        head = sorted({self.card_head(evs[i]) for i in with_card})
+        e_full = dict(zip(full, self._encode_cached(full, CARD_TOKENS, "card-about")))
+        e_head = dict(zip(head, self._encode_cached(head, 128, "card-head")))
+        rules = self.rule_prototypes()
+        protos = self.offline._prototypes()
+        rule_mats = [np.stack([v for k, v in rules.items() if k == f or k.startswith(f + ".")]) for f in fams]
+        proto_mats = [np.stack([v for k, v in protos.items() if k == f"domain:{f}" or k.startswith(f"domain:{f}.")]) for f in fams]
+        for i in with_card:
+            a, h = e_full[evs[i].card.about()], e_head[self.card_head(evs[i])]
+            out[i, 0] = 1.0
+            out[i, 1 : 1 + len(fams)] = [float((m @ a).max()) for m in rule_mats]
+            out[i, 1 + len(fams) : 1 + 2 * len(fams)] = [float((m @ h).max()) for m in proto_mats]
+        return out
+
+    @staticmethod
+    def card_head(ev: Evidence) -> str:
+        name = ev.repo.split("/")[-1] if ev.repo else ""
+        return f"{name}: {ev.card.about()[:CARD_HEAD_CHARS]}" if ev.card is not None else name
 
     def _struct(self, ev: Evidence) -> list[float]:
         st = ev.stats
@@ -154,4 +228,5 @@ class Featurizer:
             vec += [float(heur["code_language"] == v) for v in self.langs]
             rows.append(vec)
         rest = np.asarray(rows, dtype=np.float32)
-        return np.concatenate([emb[b] for b in EMBEDDING_BLOCKS] + [rest], axis=1).astype(np.float32), heur_all
+        card = self._card_channels(evs)
+        return np.concatenate([emb[b] for b in EMBEDDING_BLOCKS] + [rest, card], axis=1).astype(np.float32), heur_all

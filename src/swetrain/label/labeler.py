@@ -18,6 +18,13 @@ from swetrain.label.routing import route_of
 from swetrain.label.schema import AxisLabel, Labels, validate_labels
 from swetrain.label.taxonomy import Taxonomy, default_taxonomy
 
+def card_provenance(ev: Evidence) -> dict[str, str] | None:
+    """``{"source", "sha256"}`` of the repository card the labels were made with, or None (no card)."""
+    if ev.card is None:
+        return None
+    return {"source": ev.card.source or "row", "sha256": ev.card.sha256()}
+
+
 FALLBACK_MARK = "[fallback: no repository metadata; domain inferred from repository name and task/change content]"
 
 
@@ -66,6 +73,7 @@ class Labeler:
         self.pool_weight = 2.0
         self.abstain = float(options.pop("abstain", 0.0) or 0.0)
         self.backend: Backend = make_backend(backend, self.taxonomy, **options) if isinstance(backend, str) else backend
+        self.card_counts: dict[str, int] = {"with_card": 0, "without_card": 0}  # of the last label_rows call
         self.batch_size = 10**9 if getattr(self.backend, "batch_all", False) else batch_size
         if getattr(self.backend, "batch_all", False) and hasattr(self.backend, "pool"):
             self.backend.pool = pool_repositories  # the backend pools inside its model
@@ -161,10 +169,12 @@ class Labeler:
         backend gives confidences; the route is null when its confidence is under the abstain
         threshold) and ``label_provenance`` added."""
         rows = list(rows)
-        labels, confidence = self._label([from_issue_change(r) for r in rows], progress)
+        evs = [from_issue_change(r) for r in rows]
+        labels, confidence = self._label(evs, progress)
         prov = self.provenance()
+        self.card_counts = {"with_card": sum(e.card is not None for e in evs), "without_card": sum(e.card is None for e in evs)}
         out = []
-        for r, lb, conf in zip(rows, labels, confidence):
+        for r, ev, lb, conf in zip(rows, evs, labels, confidence):
             row = {**r, "labels": lb.to_dict(), "route": route_of(lb.domain.l1)}
             if conf is not None:
                 row["label_confidence"] = {k: round(v, 4) for k, v in conf.items()}
@@ -173,7 +183,7 @@ class Labeler:
                     row["label_abstained"] = low
                 if "route" in low:
                     row["route"] = None
-            row["label_provenance"] = dict(prov)
+            row["label_provenance"] = {**prov, "repo_card": card_provenance(ev)}
             out.append(row)
         return out
 

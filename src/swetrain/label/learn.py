@@ -34,7 +34,7 @@ import numpy as np
 from swetrain.label.metrics import axis_value
 from swetrain.label.routing import route_of
 
-MODEL_VERSION = "learned-v2"
+MODEL_VERSION = "learned-v3"
 TRAIN_AXES: tuple[str, ...] = ("task_type.l1", "task_type.l2", "domain.l1", "domain.l2", "scope", "complexity", "time",
                                "task_spec_type", "dependency_context")
 DEFAULT_C = 0.01
@@ -42,8 +42,9 @@ DEFAULT_C = 0.01
 # Domain L1 but -1.9 route and worse confidence ranking in grouped CV (docs/labels.md, lever table)
 CLASS_WEIGHT: dict[str, str | None] = {}
 # feature-name prefixes each axis does not read (the rest: signal scores, diff structure, rules, language)
-_DOMAIN_EXCLUDE = ("emb_title.", "emb_issue.")
-_OTHER_EXCLUDE = ("emb_statement.", "emb_change.")
+_CARD_PREFIXES = ("card.", "card_zs_rule.", "card_zs_head.", "card_sig.")  # read by the card model only
+_DOMAIN_EXCLUDE = ("emb_title.", "emb_issue.", *_CARD_PREFIXES)
+_OTHER_EXCLUDE = ("emb_statement.", "emb_change.", *_CARD_PREFIXES)
 AXIS_EXCLUDE: dict[str, tuple[str, ...]] = {ax: _DOMAIN_EXCLUDE if ax.startswith("domain.") else _OTHER_EXCLUDE for ax in TRAIN_AXES}
 ROUTES: tuple[str | None, ...] = ("A", "B", "C", None)  # None: docs_knowledge / non_coding / other (unassigned)
 POOL_WEIGHT = 2.0
@@ -197,6 +198,85 @@ def axis_columns(feature_names: Sequence[str], axis: str) -> np.ndarray:
     return np.array([i for i, n in enumerate(feature_names) if not n.startswith(skip)], dtype=np.int64)
 
 
+# ---- Domain L1 from the repository card ---------------------------------------------------------
+CARD_CHANNELS: tuple[str, ...] = ("card_zs_rule", "card_zs_head", "card_sig")
+CARD_L2 = 1e-3
+
+
+@dataclass
+class CardDomainModel:
+    """Domain L1 of rows that have a repository card: a conditional logit over the 21 families.
+
+    Every family f gets the same kind of evidence (``CARD_CHANNELS``: the card's similarity to f's
+    decision records, to f's label prototypes, f's decision-record signal score with the card as
+    metadata) plus the log training frequency of f; one weight per channel, shared by all families
+    (``score_f = sum_c w_c * standardised channel_c(f)``), fitted by multinomial NLL with a small L2
+    penalty. Sharing the weights lets a family with few (or no) training rows be predicted from its
+    decision records; the log-frequency weight learns how much the corpus's label mix counts.
+    """
+
+    classes: list[str]
+    columns: np.ndarray  # (channels, classes) feature indices
+    mean: np.ndarray  # (channels + 1,)
+    scale: np.ndarray
+    weights: np.ndarray
+    log_prior: np.ndarray  # (classes,)
+    has_column: int = -1
+
+    def channels(self, x: np.ndarray) -> np.ndarray:
+        """(n, classes, channels + 1): raw channels and the log prior (unstandardised)."""
+        ch = np.stack([x[:, cols] for cols in self.columns], axis=2)
+        prior = np.broadcast_to(self.log_prior[None, :, None], (x.shape[0], len(self.classes), 1))
+        return np.concatenate([ch, prior], axis=2)
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        f = (self.channels(x) - self.mean) / self.scale
+        z = f @ self.weights
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def has_card(self, x: np.ndarray) -> np.ndarray:
+        return x[:, self.has_column] > 0.5
+
+    @classmethod
+    def fit(cls, x: np.ndarray, y: Sequence[str], feature_names: Sequence[str], classes: Sequence[str], l2: float = CARD_L2) -> CardDomainModel | None:
+        """Fit on the rows that have a card (raw, unstandardised features); None without card columns or rows."""
+        from scipy.optimize import minimize
+
+        index = {n: i for i, n in enumerate(feature_names)}
+        if "card.has" not in index or any(f"{ch}.{c}" not in index for ch in CARD_CHANNELS for c in classes):
+            return None
+        has_col = index["card.has"]
+        rows = np.flatnonzero(x[:, has_col] > 0.5)
+        if len(rows) < 10:
+            return None
+        classes = list(classes)
+        cidx = {c: i for i, c in enumerate(classes)}
+        counts = np.array([sum(1 for v in y if v == c) for c in classes], dtype=np.float64) + 0.5
+        model = cls(classes, np.array([[index[f"{ch}.{c}"] for c in classes] for ch in CARD_CHANNELS]),
+                    np.zeros(len(CARD_CHANNELS) + 1), np.ones(len(CARD_CHANNELS) + 1), np.zeros(len(CARD_CHANNELS) + 1),
+                    np.log(counts / counts.sum()), has_col)
+        f = model.channels(x[rows])
+        model.mean = f.reshape(-1, f.shape[2]).mean(axis=0)
+        model.scale = f.reshape(-1, f.shape[2]).std(axis=0) + 1e-9
+        f = (f - model.mean) / model.scale
+        target = np.array([cidx[y[i]] for i in rows])
+        n = np.arange(len(rows))
+
+        def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+            z = f @ w
+            z = z - z.max(axis=1, keepdims=True)
+            lse = np.log(np.exp(z).sum(axis=1))
+            p = np.exp(z - lse[:, None])
+            nll = -float((z[n, target] - lse).mean())
+            grad = -(f[n, target] - (p[:, :, None] * f).sum(axis=1)).mean(axis=0)
+            return nll + l2 * float(w @ w), grad + 2 * l2 * w
+
+        model.weights = minimize(loss, np.zeros(f.shape[2]), jac=True, method="L-BFGS-B").x
+        return model
+
+
 # ---- the model ------------------------------------------------------------------------------
 @dataclass
 class LearnedModel:
@@ -205,10 +285,12 @@ class LearnedModel:
     scale: np.ndarray
     axes: dict[str, AxisModel]
     meta: dict[str, Any] = field(default_factory=dict)
+    card: CardDomainModel | None = None  # Domain L1 of rows with a repository card
 
     @classmethod
     def fit(cls, x: np.ndarray, labels: Sequence[Mapping[str, Any]], repos: Sequence[str], feature_names: list[str],
-            seed: int = 0, c: float = DEFAULT_C, meta: Mapping[str, Any] | None = None) -> LearnedModel:
+            seed: int = 0, c: float = DEFAULT_C, meta: Mapping[str, Any] | None = None,
+            domain_classes: Sequence[str] | None = None) -> LearnedModel:
         mean = x.mean(axis=0)
         scale = x.std(axis=0)
         scale[scale < 1e-6] = 1.0
@@ -219,10 +301,14 @@ class LearnedModel:
             axes[ax] = fit_axis(xs[:, cols], [axis_value(lb, ax) for lb in labels], repos, c, seed, class_weight=CLASS_WEIGHT.get(ax),
                                 pooled=ax in POOLED_AXES)
             axes[ax].columns = cols
-        info = {"version": MODEL_VERSION, "seed": seed, "C": c, "class_weight": {k: v for k, v in CLASS_WEIGHT.items() if v},
+        card = None
+        if domain_classes:
+            card = CardDomainModel.fit(x, [axis_value(lb, "domain.l1") for lb in labels], feature_names, domain_classes)
+        info = {"version": MODEL_VERSION, "seed": seed, "C": c, "card_model": "conditional logit over card channels" if card else None,
+                "card_rows": int((x[:, card.has_column] > 0.5).sum()) if card else 0, "class_weight": {k: v for k, v in CLASS_WEIGHT.items() if v},
                 "route": "summed Domain L1 probability", "axis_exclude": {ax: list(AXIS_EXCLUDE.get(ax, ())) for ax in TRAIN_AXES}, "rows": len(labels), "repos": len({group_key(r) for r in repos}),
                 **(dict(meta) if meta else {})}
-        return cls(list(feature_names), mean, scale, axes, info)
+        return cls(list(feature_names), mean, scale, axes, info, card)
 
     def digest(self) -> str:
         h = hashlib.sha256()
@@ -231,7 +317,15 @@ class LearnedModel:
         for a in self.axes.values():
             if a.columns is not None:
                 h.update(np.ascontiguousarray(a.columns, dtype=np.int64).tobytes())
+        if self.card is not None:
+            h.update(np.ascontiguousarray(self.card.weights, dtype=np.float32).tobytes())
         return h.hexdigest()[:16]
+
+    def classes(self, axis: str) -> list[str]:
+        """The classes of ``axis`` in :meth:`probabilities` (Domain L1: every family the card model knows)."""
+        if axis == "domain.l1" and self.card is not None:
+            return self.card.classes
+        return self.axes[axis].classes
 
     # ---- prediction ---------------------------------------------------------------------------
     def probabilities(self, x: np.ndarray, repos: Sequence[str] | None = None, pool: bool = True) -> dict[str, np.ndarray]:
@@ -239,6 +333,16 @@ class LearnedModel:
             raise ModelError(f"model expects {len(self.feature_names)} features, got {x.shape[1]} (retrain it: `swetrain label train`)")
         xs = (x - self.mean) / self.scale
         probs = {ax: m.proba(xs) for ax, m in self.axes.items()}
+        if self.card is not None:  # Domain L1 over all families: the card model where the row has a card, else the classifier
+            lr = probs["domain.l1"]
+            full = np.zeros((x.shape[0], len(self.card.classes)))
+            col = {k: i for i, k in enumerate(self.card.classes)}
+            for j, k in enumerate(self.axes["domain.l1"].classes):
+                full[:, col[k]] = lr[:, j]
+            has = self.card.has_card(x)
+            if has.any():
+                full[has] = self.card.proba(x[has])
+            probs["domain.l1"] = full
         if pool and repos is not None:
             groups = repo_groups(repos)
             for ax in POOLED_AXES:
@@ -254,20 +358,20 @@ class LearnedModel:
             for ax in TRAIN_AXES:
                 if ax.endswith(".l2"):
                     continue
-                m = self.axes[ax]
+                classes = self.classes(ax)
                 order = np.argsort(-probs[ax][i], kind="stable")
                 if ax == "domain.l1":  # the route with the most Domain L1 mass, then its most probable L1
                     route, mass = self._route(probs[ax][i])
-                    order = np.array([j for j in order if _route_or_none(m.classes[j]) == route]
-                                     + [j for j in order if _route_or_none(m.classes[j]) != route])
+                    order = np.array([j for j in order if _route_or_none(classes[j]) == route]
+                                     + [j for j in order if _route_or_none(classes[j]) != route])
                     row["route"] = route
                     row["confidence"]["route"] = mass
                 chosen = int(order[0])
-                row[ax] = m.classes[chosen]
+                row[ax] = classes[chosen]
                 row["confidence"][ax] = float(probs[ax][i][chosen])
                 others = [int(j) for j in np.argsort(-probs[ax][i], kind="stable") if j != chosen]
                 if others:
-                    row["runner_up"][ax] = (m.classes[others[0]], float(probs[ax][i][others[0]]))
+                    row["runner_up"][ax] = (classes[others[0]], float(probs[ax][i][others[0]]))
             for axis in ("task_type", "domain"):
                 l1 = row[f"{axis}.l1"]
                 m = self.axes[f"{axis}.l2"]
@@ -289,7 +393,7 @@ class LearnedModel:
 
     def _route(self, p: np.ndarray) -> tuple[str | None, float]:
         """The route with the largest summed Domain L1 probability (ties: A, B, C, unassigned) and that sum."""
-        classes = self.axes["domain.l1"].classes
+        classes = self.classes("domain.l1")
         mass = {r: float(sum(p[j] for j, k in enumerate(classes) if _route_or_none(k) == r)) for r in ROUTES}
         best = max(ROUTES, key=lambda r: (mass[r], -ROUTES.index(r)))
         return best, mass[best]
@@ -306,6 +410,11 @@ class LearnedModel:
             if m.columns is not None:
                 arrays[f"{ax}.columns"] = np.asarray(m.columns, dtype=np.int64)
             header["axes"][ax] = {"classes": m.classes, "temperature": m.temperature}
+        if self.card is not None:
+            cm = self.card
+            header["card"] = {"classes": cm.classes, "has_column": cm.has_column}
+            arrays.update({"card.columns": cm.columns.astype(np.int64), "card.mean": cm.mean, "card.scale": cm.scale,
+                           "card.weights": cm.weights, "card.log_prior": cm.log_prior})
         arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
         buf = io.BytesIO()
         np.savez_compressed(buf, **arrays)
@@ -322,6 +431,10 @@ class LearnedModel:
                 axes = {ax: AxisModel(h["classes"], z[f"{ax}.coef"].astype(np.float64), z[f"{ax}.intercept"].astype(np.float64),
                                       float(h["temperature"]), z[f"{ax}.columns"] if f"{ax}.columns" in z.files else None)
                         for ax, h in header["axes"].items()}
-                return cls(header["feature_names"], z["mean"].astype(np.float64), z["scale"].astype(np.float64), axes, header["meta"])
+                card = None
+                if "card" in header:
+                    card = CardDomainModel(header["card"]["classes"], z["card.columns"], z["card.mean"], z["card.scale"],
+                                           z["card.weights"], z["card.log_prior"], int(header["card"]["has_column"]))
+                return cls(header["feature_names"], z["mean"].astype(np.float64), z["scale"].astype(np.float64), axes, header["meta"], card)
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path}: not a learned labeler model ({exc})") from None

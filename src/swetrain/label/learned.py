@@ -88,7 +88,9 @@ class LearnedBackend:
                 task_type_l1=pred["task_type.l1"], domain_l1=pred["domain.l1"], code_language=h["code_language"],
                 task_spec_type=pred["task_spec_type"], dependency_context=pred["dependency_context"],
                 task_type_rationale=f"stage 1 (learned {self.model.digest()}): {_why(pred, 'task_type.l1', h['hits']['task_type'])}; language from changed files/repository",
-                domain_rationale=f"stage 1 (learned{', repository-pooled' if self.pool else ''}): {_why(pred, 'domain.l1', h['hits']['domain'])}",
+                domain_rationale=(f"stage 1 (learned{', repository-pooled' if self.pool else ''}; "
+                                  + (f"from the repository card {ev.card.sha256()}" if ev.card is not None and self.model.card is not None
+                                     else "no repository card: from name, statement and change") + f"): {_why(pred, 'domain.l1', h['hits']['domain'])}"),
                 confidence=conf,
             ))
         return out

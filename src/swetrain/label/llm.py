@@ -30,10 +30,8 @@ from swetrain.label.adapters import Evidence
 from swetrain.label.offline import Stage1, Stage2
 from swetrain.label.taxonomy import SEMANTIC_AXES, SCALE_DIMENSIONS, UNSPECIFIED, Taxonomy
 
-PROMPT_VERSION = "label-v1"
+PROMPT_VERSION = "label-v2"  # v2: the repository card in the evidence; no worked example in the compact prompt
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.M)
-_EXAMPLE_ISSUE = ("Repository: example/webapp (Python)\nIssue: Login view crashes with TypeError when the session cookie is "
-                  "missing.\nChanged files: webapp/views/auth.py (+3/-1 lines)")
 _PROBE = Evidence(kind="issue_change", instance_id="probe", repo="probe/probe", statement="probe")
 
 
@@ -144,8 +142,12 @@ class LLMBackend:
     def _compact_evidence(ev: Evidence) -> str:
         files = ", ".join((ev.stats.files + ev.stats.test_files)[:8])
         lines = [f"Repository: {ev.repo}" + (f" ({ev.language})" if ev.language else "")]
-        if ev.has_metadata:
-            lines.append(f"Description: {ev.description[:200]}")
+        if ev.description.strip() or ev.topics:
+            lines.append(f"Description: {' '.join([ev.description, ' '.join(ev.topics)]).strip()[:200]}")
+        if ev.card is not None and not ev.card.empty:
+            lines.append(f"What the repository says it is (its README/package metadata): {ev.card.about()[:500]}")
+            if ev.card.dependencies:
+                lines.append(f"Dependencies: {', '.join(ev.card.dependencies[:15])}")
         lines.append(f"Issue: {ev.statement[:900]}")
         if files:
             lines.append(f"Changed files: {files} (+{ev.stats.added}/-{ev.stats.removed} lines)")
@@ -166,12 +168,11 @@ class LLMBackend:
         lines += [f"code_language is one of: {', '.join(aux.code_languages)}",
                   f"task_spec_type is one of: {', '.join(aux.task_spec_types)}",
                   f"dependency_context is one of: {', '.join(aux.dependency_contexts)}",
-                  'Reply as {"task_type_l1": "...", "domain_l1": "...", "code_language": "...", "task_spec_type": "...", "dependency_context": "..."}']
-        example = {"task_type_l1": "bug-fix", "domain_l1": "web_backend", "code_language": "python", "task_spec_type": "specific",
-                   "dependency_context": "codebase"}
-        return [{"role": "system", "content": "\n".join(lines)},
-                {"role": "user", "content": _EXAMPLE_ISSUE}, {"role": "assistant", "content": json.dumps(example)},
-                {"role": "user", "content": self._compact_evidence(ev)}]
+                  "The domain describes what the repository is (use what the repository says it is); the task type describes what the change does.",
+                  'Reply with the keys task_type_l1, domain_l1, code_language, task_spec_type, dependency_context; '
+                  'each value is one name from its list above, chosen for THIS task.']
+        # no worked example: a small model copies an example's values as its answer (issue 33)
+        return [{"role": "system", "content": "\n".join(lines)}, {"role": "user", "content": self._compact_evidence(ev)}]
 
     def _stage2_compact(self, ev: Evidence, s1: Stage1) -> list[dict[str, str]]:
         tx = self.taxonomy
@@ -182,14 +183,9 @@ class LLMBackend:
                          + (" or " if kids else "") + f"[\"{UNSPECIFIED}\"]")
         for dim in SCALE_DIMENSIONS:
             lines.append(f"{dim} is one of: {', '.join(tx.levels(dim))}")
-        lines.append('Reply as {"task_type_l2": ["..."], "domain_l2": ["..."], "scope": "...", "complexity": "...", "time": "..."}')
-        kids = (tx.family("task_type", s1.task_type_l1).child_names or (UNSPECIFIED,))[:1]
-        dkids = (tx.family("domain", s1.domain_l1).child_names or (UNSPECIFIED,))[:1]
-        example = {"task_type_l2": list(kids), "domain_l2": list(dkids), "scope": "single_file", "complexity": "local_reasoning",
-                   "time": "small_1h"}
-        return [{"role": "system", "content": "\n".join(lines)},
-                {"role": "user", "content": _EXAMPLE_ISSUE}, {"role": "assistant", "content": json.dumps(example)},
-                {"role": "user", "content": self._compact_evidence(ev)}]
+        lines.append("Reply with the keys task_type_l2 and domain_l2 (lists of names from their lists above) and scope, complexity, "
+                     "time (one name each), chosen for THIS task.")
+        return [{"role": "system", "content": "\n".join(lines)}, {"role": "user", "content": self._compact_evidence(ev)}]
 
     def stage1_messages(self, ev: Evidence) -> list[dict[str, str]]:
         if self.prompt == "compact":

@@ -119,6 +119,7 @@ class OfflineBackend:
     def __init__(self, taxonomy: Taxonomy, use_embeddings: bool = True, embedder=None):
         self.taxonomy = taxonomy
         self.use_embeddings = use_embeddings
+        self.use_card = True  # the repository card counts as repository metadata (the learned features turn this off)
         self._embedder = embedder
         self._fam_signals: dict[str, dict[str, tuple[SignalSet, SignalSet, float]]] = {}
         self._child_signals: dict[str, SignalSet] = {}
@@ -180,10 +181,10 @@ class OfflineBackend:
         return self.embedder.encode([self.instance_text(e) for e in evs])
 
     # ---- scoring ------------------------------------------------------------------------------
-    @staticmethod
-    def _fields(ev: Evidence, axis: str) -> dict[str, str]:
+    def _fields(self, ev: Evidence, axis: str) -> dict[str, str]:
         if axis == "domain":
-            return {"metadata": f"{ev.description} {' '.join(ev.topics)}", "name": ev.repo_words, "statement": ev.statement, "change": ev.change_text()}
+            meta = ev.metadata_text if self.use_card else f"{ev.description} {' '.join(ev.topics)}"
+            return {"metadata": meta, "name": ev.repo_words, "statement": ev.statement, "change": ev.change_text()}
         return {"statement": ev.statement, "change": ev.change_text()}
 
     def _score_families(self, ev: Evidence, axis: str, vec: np.ndarray | None) -> list[_Scored]:
@@ -237,7 +238,8 @@ class OfflineBackend:
     def _score_children(self, ev: Evidence, axis: str, fam: Family, vec: np.ndarray | None) -> list[_Scored]:
         text = ev.statement + "\n" + ev.change_text()
         if axis == "domain":
-            text = f"{ev.repo_words} {ev.description} {' '.join(ev.topics)}\n" + text
+            meta = ev.metadata_text if self.use_card else f"{ev.description} {' '.join(ev.topics)}"
+            text = f"{ev.repo_words} {meta}\n" + text
         protos = self._prototypes() if vec is not None else None
         out = []
         for c in fam.children:
