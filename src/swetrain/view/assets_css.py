@@ -19,7 +19,9 @@ th, td { border-bottom: 1px solid var(--line); padding: 3px 7px; text-align: lef
 th { background: var(--soft); position: sticky; top: 0; cursor: pointer; user-select: none; white-space: nowrap; }
 th.sorted-asc::after { content: " \25B2"; font-size: 9px; } th.sorted-desc::after { content: " \25BC"; font-size: 9px; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
-#task-table tbody tr { cursor: pointer; } #task-table tbody tr:hover { background: #eef5ff; }
+#task-table tbody tr { cursor: pointer; }
+#task-table td.iid { white-space: nowrap; font-family: ui-monospace, monospace; font-size: 12px; }
+.table-wrap { overflow-x: auto; } #task-table tbody tr:hover { background: #eef5ff; }
 #task-table tbody tr.selected { background: #dbeafe; }
 .yes { color: var(--ok); font-weight: 600; } .no { color: var(--no); }
 .notes { margin: 8px 18px 0; }

@@ -94,9 +94,12 @@ function renderRunSummary(run, label) {
   h += '<h3>Tokenizer</h3>' + (run.tokenizer ? `<div>${esc(run.tokenizer.path)} <span class="count">(${esc(run.tokenizer.how)})</span></div>` : '<div class="empty">none found: tokens are shown as ids</div>');
   h += '<h3>Resolved@k, recounted from the stored rows</h3>' + rowsTable(run.recount);
   if (run.declared.length) h += '<h3>Resolved@k as the run\'s records state it</h3>' + rowsTable(run.declared);
-  h += '<h3>Isolation</h3>' + (run.isolation.length ? run.isolation.map(i => {
-    const iso = i.record && i.record.isolated;
-    return `<div><b>${esc(i.name)}</b>: <span class="${iso ? 'yes' : 'no'}">${iso ? 'isolated' : 'NOT isolated'}</span></div>` + kvTable(i.record || {});
+  const groups = [];  // identical records (one per phase of a quickstart) shown once
+  run.isolation.forEach(i => { const k = JSON.stringify(i.record); const g = groups.find(x => x.k === k);
+    if (g) g.names.push(i.name); else groups.push({ k, names: [i.name], record: i.record }); });
+  h += '<h3>Isolation</h3>' + (groups.length ? groups.map(g => {
+    const iso = g.record && g.record.isolated;
+    return `<div><b>${esc(g.names.join(', '))}</b>: <span class="${iso ? 'yes' : 'no'}">${iso ? 'isolated' : 'NOT isolated'}</span></div>` + kvTable(g.record || {});
   }).join('') : '<div class="empty">no isolation.json</div>');
   h += `<h3>Metrics over steps${run.metrics_source && run.metrics_source !== '.' ? ' (' + esc(run.metrics_source) + ')' : ''}</h3>` + metricsHtml(run.metrics);
   if (run.plots.length) h += '<h3>Plots</h3><div class="plots">' + run.plots.map(p => `<figure><img alt="${esc(p.name)}" src="${p.uri}"><figcaption>${esc(p.name)}</figcaption></figure>`).join('') + '</div>';
@@ -180,6 +183,7 @@ const MAX_ROWS = 3000;
 function cell(e, k) {
   const v = e[k];
   if (k === 'res' || k === 'b_res') return v === null || v === undefined ? '<td></td>' : `<td class="${v ? 'yes' : 'no'}">${v ? 'yes' : 'no'}</td>`;
+  if (k === 'iid') return `<td class="iid">${esc(v)}</td>`;
   if (k === 'status') return `<td class="st-${v === 'FULL' ? 'PASSED' : v === 'NO' ? 'FAILED' : 'SKIPPED'}">${esc(v)}</td>`;
   return `<td class="${typeof v === 'number' ? 'num' : ''}">${esc(fmt(v))}</td>`;
 }

@@ -30,7 +30,7 @@ _TEMPLATE = """<!doctype html>
 <nav><button data-tab="summary">Summary</button><button data-tab="tasks">Tasks</button><button data-tab="episode">Episode</button></nav>
 <main>
 <section class="tab" id="tab-summary"></section>
-<section class="tab" id="tab-tasks"><div class="filters" id="filters"></div><table id="task-table"></table></section>
+<section class="tab" id="tab-tasks"><div class="filters" id="filters"></div><div class="table-wrap"><table id="task-table"></table></div></section>
 <section class="tab" id="tab-episode"><div id="episode"><div class="empty">select an episode in the Tasks tab</div></div></section>
 </main>
 {data}

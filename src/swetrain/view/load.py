@@ -305,13 +305,14 @@ def _plots(run: Run) -> None:
             run.plots.append({"name": run.rel(p), "path": str(p)})
 
 
-_RK = re.compile(r"^(resolved@\d+|conditional_recovery|recovery)$")
+_RK = re.compile(r"^(resolved(@|_at_)\d+|conditional_recovery|recovery)$")
 
 
 def _pick_rk(d: Any) -> dict[str, float]:
     if not isinstance(d, dict):
         return {}
-    return {k: v for k, v in d.items() if _RK.match(str(k)) and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return {str(k).replace("resolved_at_", "resolved@"): v for k, v in d.items()
+            if _RK.match(str(k)) and isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
 def _declared(run: Run, rel: str, name: str, obj: Any) -> None:
@@ -330,9 +331,9 @@ def _declared(run: Run, rel: str, name: str, obj: Any) -> None:
                 run.declared.append({"record": where, "what": key, **vals})
         paired = obj.get("paired")
         if isinstance(paired, dict) and paired.get("diff") is not None:
-            run.declared.append({"record": where, "what": "paired after - before (R@2)",
-                                 "diff": paired.get("diff"), "ci_low": paired.get("low", paired.get("ci_low")),
-                                 "ci_high": paired.get("high", paired.get("ci_high"))})
+            run.declared.append({"record": where, "what": f"paired after - before ({paired.get('metric', 'resolved_at_2')})",
+                                 "diff": paired.get("diff"), "ci_low": paired.get("ci_low"), "ci_high": paired.get("ci_high"),
+                                 "tasks": paired.get("n_tasks")})
     elif name == "eval.json":
         try:
             from swetrain.eval.protocol import summarize_record
