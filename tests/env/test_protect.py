@@ -244,9 +244,15 @@ def test_xfail_hack_is_refused_but_would_have_been_full(task, verifier, tmp_path
     assert "calc/__init__.py:10: adds `pytest.xfail(" in v.diagnostics and "xfail" in v.diagnostics
     # without the protection (both passes switched off) the same patch earns a full reward
     monkeypatch.setattr(verifier_mod, "find_violations", lambda *a, **k: [])
-    before = verifier.verify(task, patch)
+    old = verifier_mod.Verifier(timeout_s=verifier.timeout_s, test_timeout_s=verifier.test_timeout_s,
+                                root=verifier.root, hardened=False)
+    before = old.verify(task, patch)
     assert before.status == "FULL" and before.resolved
     assert {t.status for t in before.tests if t.kind == "FAIL_TO_PASS"} == {"XFAIL"}
+    # the hardened runner catches it without the text rule: an xfail raised from non-test code
+    now = verifier.verify(task, patch)
+    assert now.status == "TAMPERED" and not now.resolved and not now.infra_failure
+    assert any("XFailed raised from non-test code at calc/__init__.py" in r for r in now.tamper_reasons)
 
 
 @pytest.fixture

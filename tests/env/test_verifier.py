@@ -146,17 +146,35 @@ def test_hanging_test_fails_definitely(task, verifier, tmp_path):
     assert {t.status for t in v.tests if t.kind == "FAIL_TO_PASS"} == {"FAILED"}
 
 
-def test_whole_run_timeout_is_infra(task, tmp_path):
-    slow = Verifier(timeout_s=3, test_timeout_s=0, root=tmp_path / "v2")
+def test_whole_run_timeout_is_the_patchs_fault_when_the_base_completes(task, tmp_path):
+    """Issue 30 (7): a patch whose tests hang past the whole-run limit gets NO (the base tree's run
+    completes), not an unscored infra verdict; the old verifier said infra."""
+    slow = Verifier(timeout_s=4, test_timeout_s=0, root=tmp_path / "v2")
     patch = _patch_for(task, tmp_path, _edit_mul("    import time\n    time.sleep(100)\n    return a * b"))
     v = slow.verify(task, patch)
-    assert v.infra_failure and "exceeded" in v.infra_reason and not v.resolved
+    assert not v.infra_failure and v.status == "NO" and not v.resolved
+    assert "the patch made the test run hang" in v.error and "base tree" in v.error
+    old = Verifier(timeout_s=4, test_timeout_s=0, root=tmp_path / "v3", hardened=False).verify(task, patch)
+    assert old.infra_failure and "exceeded" in old.infra_reason
 
 
-def test_exit_code_without_failures_is_not_a_pass(task, verifier, tmp_path):
+def test_whole_run_timeout_is_infra_when_the_base_hangs_too(task, tmp_path):
+    hang = task.model_copy(update={"test_cmd": "sleep 30; python -m pytest"})
+    hang.with_base_dir(task._base_dir)
+    v = Verifier(timeout_s=2, test_timeout_s=0, root=tmp_path / "v2").verify(hang, task.patch)
+    assert v.infra_failure and "exceeded" in v.infra_reason and "does not complete either" in v.infra_reason
+
+
+def test_exit_code_without_failures_is_not_a_pass(task, tmp_path):
+    """The old verifier: a non-zero exit without a failing test is NO. The hardened runner ends with
+    os._exit before atexit hooks run, and a process killed mid-run leaves no report: NO, crash."""
     script = _edit_mul("    return a * b") + "\nprintf 'import atexit, os\\natexit.register(lambda: os._exit(3))\\n' >> calc/__init__.py"
-    v = verifier.verify(task, _patch_for(task, tmp_path, script))
-    assert v.status == "NO" and not v.resolved and "exited with 3" in v.error
+    patch = _patch_for(task, tmp_path, script)
+    old = Verifier(timeout_s=60, test_timeout_s=2, root=tmp_path / "v1", hardened=False).verify(task, patch)
+    assert old.status == "NO" and not old.resolved and "exited with 3" in old.error
+    crash = _patch_for(task, tmp_path, _edit_mul("    import os\n    os._exit(3)"))
+    v = Verifier(timeout_s=60, test_timeout_s=2, root=tmp_path / "v2").verify(task, crash)
+    assert v.status == "NO" and not v.infra_failure and "the patch made the test run crash" in v.error
 
 
 def test_missing_tests_and_infra_cases(task, verifier):

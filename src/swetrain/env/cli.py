@@ -309,6 +309,55 @@ def build_image(
                f"cached {counts['reused']}, already set {counts['kept']})")
 
 
+@env_app.command("redteam")
+def redteam(
+    tasks: str = typer.Option(..., "--tasks", help="Tasks file (JSONL, JSON or Parquet) or 'builtin'."),
+    limit: int = typer.Option(0, "--limit", min=0, help="Attack a seeded sample of this many tasks (0 = all)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the --limit sample."),
+    family: str = typer.Option("", "--family", help="Comma-separated families to run (default: all)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
+    sandbox: str = typer.Option("local", "--sandbox", help=SANDBOX_HELP),
+    timeout: float = typer.Option(60.0, "--timeout", help="Limit for one verifier test run, seconds."),
+    legacy: bool = typer.Option(False, "--legacy-verifier", help="Attack the verifier as it was before issue 30 "
+                                "(a planted regression: expect exit 1)."),
+) -> None:
+    """Run a library of attack patches (generated per task) against the verifier.
+
+    Families: prefix, shadow, monkeypatch, xfail, special-case, report-link, unscored, empty-f2p
+    (issue 30). An attack is blocked when its verdict is neither resolved nor an infrastructure
+    failure. Exit 0 when every attack is blocked, 1 when any succeeds, 2 for bad input.
+    """
+    from swetrain.env.redteam import FAMILIES, report_json, run_redteam
+    from swetrain.env.sandbox import announce_isolation
+    from swetrain.env.verifier import Verifier
+
+    chosen = _load_task_list(tasks, limit, seed)
+    families = {f.strip() for f in family.split(",") if f.strip()}
+    unknown = families - set(FAMILIES.values())
+    if unknown:
+        raise typer.BadParameter(f"unknown families {sorted(unknown)}; known: {', '.join(FAMILIES.values())}",
+                                 param_hint="--family")
+    check_sandbox_or_exit(sandbox, chosen)
+    announce_isolation(sandbox=sandbox)
+    verifier = Verifier(timeout_s=timeout, test_timeout_s=min(20.0, timeout), sandbox=sandbox, hardened=not legacy)
+
+    def show(r) -> None:
+        if not as_json:
+            typer.echo(f"{r.instance_id}  {r.family:12s} {'blocked  ' if r.blocked else 'SUCCEEDED'} "
+                       f"{r.status:8s} {r.variant} ({r.seconds:.1f}s){'' if r.blocked else ': ' + r.why[:160]}")
+
+    report = run_redteam(chosen, verifier, on_result=show, families=families or None)
+    if as_json:
+        typer.echo(report_json(report))
+    else:
+        for name, counts in report.by_family().items():
+            typer.echo(f"{name:12s} blocked {counts['blocked']:3d}  succeeded {counts['succeeded']:3d}")
+        typer.echo(f"{len(report.results)} attacks on {len(chosen)} task(s): "
+                   + ("all blocked" if report.ok else "SOME SUCCEEDED"))
+    if not report.ok:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``verify`` (top level) and the ``env`` group to the swetrain command."""
     app.command("verify")(verify)

@@ -246,6 +246,9 @@ def _name_violations(paths: Iterable[str], protected_paths: set[str]) -> list[Vi
             why = "it is a test file of this task"
         elif p.name in PROTECTED_NAMES:
             why = f"{p.name} can change how tests are collected or reported"
+        elif any(part in ("sitecustomize", "usercustomize") for part in p.parts[:-1]) \
+                or p.name.split(".", 1)[0] in ("sitecustomize", "usercustomize"):
+            why = "Python runs sitecustomize / usercustomize modules (files or packages) at start-up"
         elif p.parts and p.parts[0] == ".git":
             why = "the repository metadata may not be changed"
         else:
@@ -383,8 +386,12 @@ def find_violations(
     read_post: Reader | None = None,
     protected_paths: Iterable[str] = (),
     reference_patch: str | None = None,
+    touched: Iterable[str] | None = None,
 ) -> list[Violation]:
-    """Every protected change ``patch`` makes (empty list = allowed); see the module doc."""
+    """Every protected change ``patch`` makes (empty list = allowed); see the module doc.
+
+    ``touched``: the paths the patch really changed (the verifier compares the patched tree with the
+    base tree); default: the paths its headers name, which a prefix other than ``a/``/``b/`` hides."""
     allowed_rules: set[str] = set()
     allowed_sections: list[tuple[str, object]] = []
     if reference_patch and reference_patch.strip():
@@ -398,7 +405,7 @@ def find_violations(
                         allowed_sections.append((path, pytest_section(PurePosixPath(path).name, post)))
                     except ValueError:
                         pass
-    touched = patch_files(patch)
+    touched = patch_files(patch) if touched is None else set(touched)
     out = _name_violations(touched, set(protected_paths))
     if read_post is None:
         found = _pure_violations(patch, read_pre, allowed_sections)

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 TestStatus = Literal["PASSED", "FAILED", "SKIPPED", "ERROR", "XFAIL", "MISSING"]
-ResolutionStatus = Literal["FULL", "PARTIAL", "NO"]
+ResolutionStatus = Literal["FULL", "PARTIAL", "NO", "TAMPERED"]
 
 
 class TestResult(BaseModel):
@@ -23,6 +23,10 @@ class Verdict(BaseModel):
     """Outcome of ``Verifier.verify(task, patch)``.
 
     ``resolved`` is True only when every FAIL_TO_PASS and PASS_TO_PASS test passed (status FULL).
+    ``TAMPERED``: the test run's outcomes cannot be trusted (a canary test came back wrong, pytest's
+    own code was changed at run time, the report was replaced, a skip/xfail came from non-test code);
+    reward 0 and counted as the model's failure, never as infra. ``tamper_reasons`` says why;
+    ``flags`` lists added lines that look like special-casing of the test run (diagnostics only).
     ``infra_failure`` marks harness problems (timeouts of the whole run, crashes, missing repo):
     such verdicts are never scored as model failures. ``diagnostics`` is what the FC-SWE failure
     context shows the agent: failing test ids and their truncated tracebacks, as readable text.
@@ -36,6 +40,8 @@ class Verdict(BaseModel):
     infra_failure: bool = False
     infra_reason: str | None = None
     error: str | None = None  # why the patch was rejected (empty, malformed, touches tests, ...)
+    tamper_reasons: list[str] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=list)
     tests: list[TestResult] = Field(default_factory=list)
     diagnostics: str = ""
     duration_s: float = 0.0
