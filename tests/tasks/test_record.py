@@ -108,3 +108,13 @@ def test_ungradable_rows_are_refused_at_load(tmp_path, update, field, words):
     err = info.value
     assert err.line == 2 and err.field == field and words in str(err) and "\n" not in str(err)
     assert len(load_tasks(f, gradable=False)) == 2
+
+
+def test_task_tier_defaults_to_standard():
+    from swetrain.tasks.record import Task, task_tier
+
+    base = dict(instance_id="a__b-1", repo="a/b", base_commit="0" * 40, problem_statement="x", patch="",
+                FAIL_TO_PASS=["t::a"], PASS_TO_PASS=[])
+    assert task_tier(Task(**base)) == "standard"
+    assert task_tier(Task(**base, labels={"synth": {"kind": "arith_op"}})) == "standard"
+    assert task_tier(Task(**base, labels={"tier": "easy"})) == "easy"

@@ -188,3 +188,24 @@ def test_cli_path_writes_verified_tasks(tmp_path):
     assert v.verify(t, t.patch).resolved
     buggy = v.verify(t, NOOP_PATCH)
     assert buggy.patch_applied and not buggy.resolved
+
+
+@pytest.mark.slow
+def test_crash_kinds_give_easy_tier_tasks_with_a_traceback(tmp_path):
+    from swetrain.tasks.record import task_tier
+    from swetrain.tasks.synth.mutate import CRASH_EXCEPTION, CRASH_KINDS
+
+    tree = make_project(tmp_path / "calc")
+    config = SynthConfig(max_tasks=3, seed=0, verify=False, kinds=CRASH_KINDS)
+    tasks = Synthesizer(spec_for(tree), tmp_path / "work" / "repo", config).run()
+    assert tasks
+    for t in tasks:
+        kind = t.labels["synth"]["kind"]
+        assert kind in CRASH_KINDS and t.labels["tier"] == "easy" and task_tier(t) == "easy"
+        assert t.labels["task_type"] == {"l1": "bug_fix", "l2": "crash_exception"}
+        text = t.problem_statement
+        assert "Traceback (most recent call last):" in text and CRASH_EXCEPTION[kind] in text
+        assert 'File "calc/core.py", line ' in text and leaks(text, t.patch) == []
+    # the standard kinds stay the default and carry no tier label (task_tier reads "standard")
+    std = Synthesizer(spec_for(tree), tmp_path / "w2" / "repo", SynthConfig(max_tasks=1, seed=1, verify=False)).run()
+    assert std and "tier" not in std[0].labels and task_tier(std[0]) == "standard"

@@ -5,20 +5,33 @@ Every *kind* is a small rule over one libcst node type. A :class:`Site` names on
 traversal and fully deterministic. Only code inside function bodies is mutated (the problem
 statement needs an enclosing function), never docstrings, and the result must differ and compile.
 
-Kinds (12): comparison_flip, boundary_shift, arith_op, off_by_one, invert_if, drop_bool_operand,
-drop_statement, drop_guard, loop_break, swap_args, constant_change, swap_branches, remove_not.
+Standard kinds (13, :data:`KINDS`, the default): comparison_flip, boundary_shift, arith_op,
+off_by_one, invert_if, drop_bool_operand, drop_statement, drop_guard, loop_break, swap_args,
+constant_change, swap_branches, remove_not.
+
+Crash kinds (4, :data:`CRASH_KINDS`, the "easy" tier, only when asked for): a realistic typo (one
+letter dropped, doubled or two neighbours transposed) of a local name (NameError), of a function
+or class the module defines or imports, at a call (NameError), of an attribute (AttributeError) or
+of a keyword argument (TypeError: unexpected keyword argument). The failure is a traceback into the
+library that names the file and line and prints the offending line. The typo is chosen
+deterministically from the site and is never an identifier that occurs anywhere in the file, a
+builtin or a keyword.
 """
 
 from __future__ import annotations
 
+import builtins
+import hashlib
+import keyword
 import random
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import ExpressionContext, ExpressionContextProvider, MetadataWrapper, PositionProvider
 
 KINDS: tuple[str, ...] = (
     "comparison_flip",
@@ -51,7 +64,21 @@ KIND_BUG_CLASS: dict[str, str] = {
     "constant_change": "logic_error",
     "swap_branches": "logic_error",
     "remove_not": "logic_error",
+    # crash kinds: the taxonomy's bug-fix.crash_exception ("a supported operation terminates with an
+    # unhandled exception"); the kind says which exception.
+    "misspell_local": "crash_exception",
+    "misspell_call": "crash_exception",
+    "wrong_attribute": "crash_exception",
+    "wrong_keyword": "crash_exception",
 }
+
+CRASH_KINDS: tuple[str, ...] = ("misspell_local", "misspell_call", "wrong_attribute", "wrong_keyword")
+ALL_KINDS: tuple[str, ...] = KINDS + CRASH_KINDS
+# The exception each crash kind's failing tests must show (checked by the synthesis pipeline).
+CRASH_EXCEPTION: dict[str, str] = {"misspell_local": "NameError", "misspell_call": "NameError",
+                                   "wrong_attribute": "AttributeError", "wrong_keyword": "TypeError"}
+# Difficulty tier of a kind (``labels.tier`` of a task): "easy" for crashes, "standard" otherwise.
+KIND_TIER: dict[str, str] = {**{k: "standard" for k in KINDS}, **{k: "easy" for k in CRASH_KINDS}}
 
 _FLIP = {
     cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.LessThan: cst.GreaterThanEqual,
@@ -378,8 +405,273 @@ class _Mutator(cst.CSTTransformer):
         return self._loop(original, updated)
 
 
+# ---- crash kinds ---------------------------------------------------------------------------------
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_RESERVED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
+_MIN_TYPO_NAME = 3  # shorter names have no realistic typo (and `i` -> `ii` reads as a rename)
+
+
+def taken_names(source: str) -> frozenset[str]:
+    """Every identifier-like word of ``source`` (code, strings, comments) plus builtins and keywords:
+    a typo must be none of these."""
+    return frozenset(_IDENT.findall(source)) | _RESERVED
+
+
+def typo_candidates(name: str, taken: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """Realistic one-keystroke typos of ``name``, sorted: one letter dropped or doubled (never the
+    first), or two different neighbouring letters transposed. Only letters are touched, so
+    underscores and digits stay where they are. Candidates in ``taken`` are left out."""
+    if len(name) < _MIN_TYPO_NAME or (name.startswith("__") and name.endswith("__")):
+        return []
+    out: set[str] = set()
+    for i, ch in enumerate(name):
+        if not ch.isalpha():
+            continue
+        if i > 0:  # a dropped or doubled first letter reads as another name, not a slip
+            out.add(name[:i] + name[i + 1:])
+            out.add(name[:i] + ch + name[i:])
+        if i + 1 < len(name) and name[i + 1].isalpha() and name[i + 1] != ch:
+            out.add(name[:i] + name[i + 1] + ch + name[i + 2:])
+    return sorted(c for c in out if c != name and c.isidentifier() and c not in taken
+                  and len(c.strip("_")) >= _MIN_TYPO_NAME)
+
+
+def make_typo(name: str, taken: frozenset[str] | set[str], salt: str) -> str | None:
+    """One typo of ``name`` from :func:`typo_candidates`, picked deterministically by ``salt``."""
+    cands = typo_candidates(name, taken)
+    if not cands:
+        return None
+    return cands[int(hashlib.sha1(f"{salt}:{name}".encode()).hexdigest(), 16) % len(cands)]
+
+
+class _Binds(cst.CSTVisitor):
+    """Names a function binds (parameters, assignment / loop / with / except / walrus / comprehension
+    targets, local imports and definitions) and the names it declares global or nonlocal."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: set[str] = set()
+        self.declared: set[str] = set()
+
+    def _target(self, t: cst.CSTNode) -> None:
+        if isinstance(t, cst.Name):
+            self.names.add(t.value)
+        elif isinstance(t, (cst.Tuple, cst.List)):
+            for el in t.elements:
+                self._target(el.value)
+        elif isinstance(t, cst.StarredElement):
+            self._target(t.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.names.add(node.name.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._target(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._target(node.target)
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._target(node.name)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._target(node.target)
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is None:
+            self.names.add(cst.Module([]).code_for_node(node.name).split(".")[0])
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.names.add(node.name.value)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.names.add(node.name.value)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.declared.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.declared.update(n.name.value for n in node.names)
+
+
+def _module_names(module: cst.Module) -> set[str]:
+    """Functions and classes a module defines at top level, and the names it imports there."""
+    out: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            out.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                    for alias in small.names:
+                        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                            out.add(alias.asname.name.value)
+                        elif isinstance(small, cst.ImportFrom) and isinstance(alias.name, cst.Name):
+                            out.add(alias.name.value)
+    return out
+
+
+class _CrashMutator(cst.CSTTransformer):
+    """The crash kinds: counts applicable nodes (post-order, inside function bodies only, never in
+    annotations, decorators or default values) and replaces one name with a typo of it."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, ExpressionContextProvider)
+
+    def __init__(self, kind: str, target: int = -1, salt: str = "", taken: frozenset[str] = frozenset()):
+        super().__init__()
+        self.kind = kind
+        self.target = target
+        self.salt = salt
+        self.taken = taken
+        self.count = 0
+        self.sites: list[tuple[int, int, str]] = []
+        self.applied = False
+        self.typo: str | None = None
+        self._scope: list[str] = []
+        self._binds: list[_Binds] = []
+        self._bodies: set[int] = set()
+        self._in_body = 0
+        self._annotation = 0
+        self._skip: set[int] = set()  # Name nodes that are not references (keywords, attributes)
+        self._module: set[str] = set()
+
+    def visit_Module(self, node: cst.Module) -> bool:
+        self._module = _module_names(node)
+        return True
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self._scope.append(node.name.value)
+        return True
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.CSTNode:
+        self._scope.pop()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        self._scope.append(node.name.value)
+        binds = _Binds()
+        node.visit(binds)
+        self._binds.append(binds)
+        self._bodies.add(id(node.body))
+        return True
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.CSTNode:
+        self._scope.pop()
+        self._binds.pop()
+        return updated
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
+        self._in_body += id(node) in self._bodies
+        return True
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.CSTNode:
+        self._in_body -= id(original) in self._bodies
+        return updated
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> bool:
+        self._in_body += id(node) in self._bodies
+        return True
+
+    def leave_SimpleStatementSuite(self, original, updated) -> cst.CSTNode:
+        self._in_body -= id(original) in self._bodies
+        return updated
+
+    def visit_Annotation(self, node: cst.Annotation) -> bool:
+        self._annotation += 1
+        return True
+
+    def leave_Annotation(self, original: cst.Annotation, updated: cst.Annotation) -> cst.CSTNode:
+        self._annotation -= 1
+        return updated
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+        return True
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        self._skip.add(id(node.attr))
+        return True
+
+    def _active(self) -> bool:
+        return self._in_body > 0 and self._annotation == 0
+
+    def _hit(self, original: cst.CSTNode, name: str) -> str | None:
+        """Count one site for ``name``; the typo when this is the target, else None."""
+        if not typo_candidates(name, self.taken):
+            return None
+        idx = self.count
+        self.count += 1
+        if self.target < 0:
+            line = self.get_metadata(PositionProvider, original).start.line
+            self.sites.append((idx, line, ".".join(self._scope)))
+            return None
+        if idx != self.target:
+            return None
+        self.typo = make_typo(name, self.taken, f"{self.salt}:{idx}")
+        self.applied = True
+        return self.typo
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.CSTNode:
+        if self.kind != "misspell_local" or not self._active() or id(original) in self._skip:
+            return updated
+        if self.get_metadata(ExpressionContextProvider, original, None) != ExpressionContext.LOAD:
+            return updated
+        binds = self._binds[-1]
+        if original.value in ("self", "cls") or original.value not in binds.names or original.value in binds.declared:
+            return updated
+        new = self._hit(original, original.value)
+        return updated.with_changes(value=new) if new else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.CSTNode:
+        if self.kind != "wrong_attribute" or not self._active():
+            return updated
+        if self.get_metadata(ExpressionContextProvider, original, None) != ExpressionContext.LOAD:
+            return updated
+        new = self._hit(original, original.attr.value)
+        return updated.with_changes(attr=updated.attr.with_changes(value=new)) if new else updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.CSTNode:
+        if not self._active():
+            return updated
+        if self.kind == "misspell_call":
+            func = original.func
+            if not isinstance(func, cst.Name) or func.value not in self._module:
+                return updated
+            if any(func.value in b.names or func.value in b.declared for b in self._binds):
+                return updated  # shadowed by a local: not the module's function
+            new = self._hit(original, func.value)
+            return updated.with_changes(func=updated.func.with_changes(value=new)) if new else updated
+        if self.kind == "wrong_keyword":
+            args = list(updated.args)
+            for i, arg in enumerate(original.args):
+                if arg.keyword is None or arg.star:
+                    continue
+                new = self._hit(arg, arg.keyword.value)
+                if new:
+                    args[i] = args[i].with_changes(keyword=args[i].keyword.with_changes(value=new))
+                    return updated.with_changes(args=args)
+        return updated
+
+
 def _parse(source: str, path: str) -> MetadataWrapper:
     return MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True)
+
+
+def _mutator(kind: str, target: int, source: str, salt: str = "") -> cst.CSTTransformer:
+    if kind in CRASH_KINDS:
+        return _CrashMutator(kind, target, salt=salt, taken=taken_names(source))
+    return _Mutator(kind, target)
 
 
 def enumerate_sites(source: str, path: str, kinds: Iterable[str] = KINDS) -> list[Site]:
@@ -387,7 +679,7 @@ def enumerate_sites(source: str, path: str, kinds: Iterable[str] = KINDS) -> lis
     sites: list[Site] = []
     module = cst.parse_module(source)
     for kind in kinds:
-        m = _Mutator(kind)
+        m = _mutator(kind, -1, source)
         MetadataWrapper(module).visit(m)
         sites.extend(Site(path, kind, idx, line, fn) for idx, line, fn in m.sites)
     return sites
@@ -395,7 +687,7 @@ def enumerate_sites(source: str, path: str, kinds: Iterable[str] = KINDS) -> lis
 
 def apply_site(source: str, site: Site) -> str | None:
     """The file's source with ``site`` mutated, or None when the result is unchanged or invalid."""
-    m = _Mutator(site.kind, site.index)
+    m = _mutator(site.kind, site.index, source, salt=site.key)
     new = MetadataWrapper(cst.parse_module(source)).visit(m).code
     if not m.applied or new == source:
         return None

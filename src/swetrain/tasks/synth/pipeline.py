@@ -34,7 +34,17 @@ from typing import Any
 
 from swetrain.tasks.record import Task
 from swetrain.tasks.synth.errors import SynthError
-from swetrain.tasks.synth.mutate import KIND_BUG_CLASS, Site, apply_site, enumerate_sites, order_sites, source_files
+from swetrain.tasks.synth.mutate import (
+    CRASH_EXCEPTION,
+    KIND_BUG_CLASS,
+    KIND_TIER,
+    KINDS,
+    Site,
+    apply_site,
+    enumerate_sites,
+    order_sites,
+    source_files,
+)
 from swetrain.tasks.synth.projects import Profile
 from swetrain.tasks.synth.runner import RunResult, run_pytest
 from swetrain.tasks.synth.snapshot import ProjectRepo, copy_tree
@@ -58,7 +68,7 @@ class SynthConfig:
     verify: bool = True
     verify_repeats: int = 2
     verify_timeout_s: float = 120.0
-    kinds: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] | None = None  # default: the 13 standard kinds (mutate.KINDS)
 
     def candidate_budget(self) -> int:
         return self.max_candidates if self.max_candidates is not None else 6 * self.max_tasks + 10
@@ -205,7 +215,7 @@ class Synthesizer:
         for rel in files:
             try:
                 src = (self.scratch / rel).read_text(encoding="utf-8")
-                sites += enumerate_sites(src, rel, self.config.kinds or KIND_BUG_CLASS.keys())
+                sites += enumerate_sites(src, rel, self.config.kinds or KINDS)
             except Exception as exc:  # noqa: BLE001 - an unparsable file is skipped, not fatal
                 self.log(f"skipping {rel}: {type(exc).__name__}: {exc}")
         self.report.sites = len(sites)
@@ -245,6 +255,14 @@ class Synthesizer:
             if not any(failures.values()) and tb.collect_errors:
                 msg = next(iter(tb.collect_errors.values()))
                 failures = {t: self._clean_text(msg) for t in f2p}
+            if site.kind in CRASH_EXCEPTION:
+                # the easy tier: every F2P test must crash with the kind's exception in a traceback
+                # through the mutated file (a crash the library catches and turns into a wrong
+                # value is not this tier); tests that fail otherwise are left out of F2P
+                f2p = [t for t in f2p if crash_shown(failures[t], CRASH_EXCEPTION[site.kind], site.path)]
+                if not f2p:
+                    return "no_crash_traceback"
+                failures = {t: failures[t] for t in f2p}
         finally:
             path.write_text(original, encoding="utf-8")
         p2p = self._sample_p2p(still, f2p, rng)
@@ -259,12 +277,15 @@ class Synthesizer:
         ev = Evidence(project=self.spec.name, module=module, function=site.function,
                       doc=function_doc(original, site.function), failing_tests=tuple(f2p), failures=failures,
                       passing_count=len(still))
-        statement = write_statement(ev, patch, seed=int(digest, 16) ^ self.config.seed)
+        statement = write_statement(ev, patch, seed=int(digest, 16) ^ self.config.seed,
+                                    traceback=site.kind in CRASH_EXCEPTION)
         if leaks(statement, patch):
             return "statement_leak"
         labels = dict(self.spec.labels or {})
         labels.setdefault("task_type", {"l1": "bug_fix", "l2": KIND_BUG_CLASS[site.kind]})
         labels["synth"] = {"kind": site.kind, "file": site.path, "function": site.function, "seed": self.config.seed}
+        if KIND_TIER[site.kind] != "standard":  # absent means "standard" (tasks.record.task_tier)
+            labels["tier"] = KIND_TIER[site.kind]
         return Task(
             instance_id=instance_id, repo=self.spec.repo, base_commit=base, problem_statement=statement,
             patch=patch, test_patch="", FAIL_TO_PASS=f2p, PASS_TO_PASS=p2p, version=self.spec.version,
@@ -334,6 +355,14 @@ class Synthesizer:
     def cleanup(self) -> None:
         if self.scratch is not None:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def crash_shown(longrepr: str, exception: str, path: str) -> bool:
+    """True when a pytest traceback (``--tb=short``) ends in ``exception`` raised with a frame in
+    ``path``: an ``E   NameError: ...`` line and a ``path:LINE: in ...`` location line."""
+    raised = any(re.match(rf"E\s+(\w+\.)*{exception}\b", ln) for ln in longrepr.splitlines())
+    located = re.search(rf"(^|[\s/]){re.escape(path)}:\d+: in ", longrepr, re.M) is not None
+    return raised and located
 
 
 def _snapshot(tree: Path, repo_dir: Path) -> ProjectRepo:

@@ -76,6 +76,31 @@ def error_lines(longrepr: str, limit: int = 6) -> list[str]:
     return out
 
 
+_FRAME = re.compile(r"^(\S+\.py):(\d+): in (\S+)$")
+
+
+def traceback_lines(longrepr: str, patch: str, max_frames: int = 6) -> list[str]:
+    """A pytest ``--tb=short`` traceback rewritten as Python prints one (``Traceback (most recent
+    call last):``, ``File "path", line N, in name`` with its source line, then the exception), for
+    crash reports. The last ``max_frames`` frames are kept; a source line that repeats a changed
+    line of ``patch`` is left out (:func:`scrub`), its frame's location stays."""
+    frames: list[list[str]] = []
+    for raw in longrepr.splitlines():
+        m = _FRAME.match(raw)
+        if m:
+            frames.append([f'  File "{m.group(1)}", line {m.group(2)}, in {m.group(3)}'])
+        elif (frames and raw.startswith("    ") and len(frames[-1]) == 1 and raw.strip()
+              and raw.strip().strip("^~") != ""):  # not 3.11+'s column markers
+            frames[-1].extend(f"    {ln.strip()}" for ln in scrub([raw.strip()], patch))
+    exc = error_lines(longrepr, limit=3)
+    if not frames or not exc:
+        return []
+    out = ["Traceback (most recent call last):"]
+    for fr in frames[-max_frames:]:
+        out += fr
+    return out + [ln.strip() for ln in scrub(exc, patch)]
+
+
 def function_doc(source: str, qualname: str) -> str:
     """First sentence of the docstring of ``qualname`` (``Class.method``) in ``source``."""
     try:
@@ -115,12 +140,27 @@ _TITLES = (
     "{subject} broken in current main",
 )
 
+_CRASH_TITLES = (
+    "{subject} crashes with {exc}",
+    "{exc} in {subject}",
+    "Regression: {subject} raises {exc}",
+    "Bug: {first_test} fails with {exc}",
+    "{subject} raises {exc} on ordinary input",
+)
+
 _OPENERS = (
     "While using {project} I noticed that {subject} no longer behaves correctly.",
     "Something is off with {subject} in {project}.",
     "After updating my checkout of {project}, the test suite started failing around {subject}.",
     "{subject} in {project} returns results that contradict its documentation.",
     "I think there is a bug in {subject}.",
+)
+
+_CRASH_OPENERS = (
+    "Calling {subject} in {project} now crashes.",
+    "{subject} in {project} raises an exception on input that used to work.",
+    "After updating my checkout of {project}, {subject} blows up with a traceback.",
+    "I hit a crash in {subject}.",
 )
 
 _CLOSERS = (
@@ -132,8 +172,21 @@ _CLOSERS = (
 )
 
 
-def write_statement(ev: Evidence, patch: str, seed: int, max_tests: int = 4) -> str:
-    """An issue-style problem statement for one task (deterministic for a given ``seed``)."""
+def _exception_name(ev: Evidence) -> str | None:
+    """The exception class the first failing test shows (``NameError``), if any."""
+    for t in ev.failing_tests:
+        for ln in error_lines(ev.failures.get(t, ""), limit=1):
+            m = re.match(r"((?:\w+\.)*\w+(?:Error|Exception|Warning))\b", ln.strip())
+            if m:
+                return m.group(1).rsplit(".", 1)[-1]
+    return None
+
+
+def write_statement(ev: Evidence, patch: str, seed: int, max_tests: int = 4, traceback: bool = False) -> str:
+    """An issue-style problem statement for one task (deterministic for a given ``seed``).
+
+    ``traceback`` (crash tasks): the failure is shown as the Python traceback a user would paste
+    (:func:`traceback_lines`) rather than the exception lines alone; two tracebacks at most."""
     rng = random.Random(seed)
     if _public(ev.function):
         subject = f"`{ev.module}.{ev.function}`" if rng.random() < 0.5 else f"`{ev.function}` (in `{ev.module}`)"
@@ -142,7 +195,12 @@ def write_statement(ev: Evidence, patch: str, seed: int, max_tests: int = 4) -> 
     tests = list(ev.failing_tests)
     first = _short(tests[0]) if tests else "a test"
     title = rng.choice(_TITLES).format(subject=subject, first_test=f"`{first}`")
+    exc = _exception_name(ev) if traceback else None
+    if exc:  # a crash report is titled by its exception
+        title = rng.choice(_CRASH_TITLES).format(subject=subject, first_test=f"`{first}`", exc=f"`{exc}`")
     opener = rng.choice(_OPENERS).format(project=ev.project, subject=subject)
+    if exc:
+        opener = rng.choice(_CRASH_OPENERS).format(project=ev.project, subject=subject)
 
     parts = [f"## {title[0].upper()}{title[1:]}", "", opener]
     if ev.doc and _public(ev.function):
@@ -163,8 +221,14 @@ def write_statement(ev: Evidence, patch: str, seed: int, max_tests: int = 4) -> 
         parts.append(f"(and {len(tests) - len(shown)} more)")
 
     observed: list[str] = []
+    shown_tb = 0
     for t in tests:
         lines = scrub(error_lines(ev.failures.get(t, "")), patch)
+        if traceback and lines:
+            if shown_tb >= 2:
+                break
+            lines = traceback_lines(ev.failures.get(t, ""), patch) or lines
+            shown_tb += 1
         if lines:
             observed.append(f"`{_short(t)}`:")
             observed += ["```", *lines, "```"]
