@@ -272,6 +272,13 @@ def save_tasks(tasks: Sequence[Task], path: str | Path) -> Path:
     return path
 
 
+def task_tier(task: Task) -> str:
+    """The task's difficulty tier for grouping: ``labels["tier"]`` (``"easy"`` for the synthesized
+    crash kinds), ``"standard"`` for every row without one (the rows written before tiers)."""
+    tier = (task.labels or {}).get("tier")
+    return tier if isinstance(tier, str) and tier else "standard"
+
+
 def get_task(tasks: Sequence[Task], instance_id: str) -> Task:
     for t in tasks:
         if t.instance_id == instance_id:
