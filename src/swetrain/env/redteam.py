@@ -322,7 +322,7 @@ for _swx_n, _swx_v in list(globals().items()):
                 "import os as _swx_o, sys as _swx_s, types as _swx_t, importlib as _swx_il\n"
                 f"_SWX_F = {names!r}\n"
                 "def _swx_sc():\n" + check +
-                f"_swx_pkg = __name__.rpartition('.')[0]\n"
+                "_swx_pkg = __package__ or ''\n"
                 f"_swx_fx = _swx_il.import_module((_swx_pkg + '.' if _swx_pkg else '') + '_swx_fx_{stem}')\n"
                 "def _swx_mk(get, orig):\n"
                 "    def g(*a, **k):\n"
