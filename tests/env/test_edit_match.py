@@ -308,7 +308,7 @@ def test_exact_mode_keeps_todays_miss_message(exact, tolerant, ws):
 
 def test_weak_match_on_the_workspace_shows_closest_lines(tolerant, ws):
     before = (ws.path / "calc/__init__.py").read_text()
-    r = _edit(tolerant, "def mul(x, y, z):\n    result = x * y", "x")
+    r = _edit(tolerant, "def mul(x, y):\n    return x + y  # bug", "x")
     assert not r.ok and "not found verbatim" in r.observation and "similar enough" in r.observation
     assert "The closest lines of the file" in r.observation and "     8\tdef mul(a, b):" in r.observation
     assert (ws.path / "calc/__init__.py").read_text() == before
@@ -432,3 +432,23 @@ def test_a_name_is_never_cut_in_two():
     text = "    max = 1\n    total = 2\n"
     with pytest.raises(em.EditRefused, match="similar enough"):
         em.locate(text, "  x = 1", "  x = 5")
+
+
+def test_long_old_str_with_a_typo_on_every_line_finds_its_place():
+    """A window shifted by a line overlaps the best one: the same place misaligned, not a rival
+    (before, a 60-line old_str was refused as ambiguous against its own shifted window)."""
+    import random
+
+    rng = random.Random(3)
+    words = ["alpha", "beta", "gamma", "delta", "value", "total", "item", "node", "self", "return"]
+    lines = [" " * (4 * rng.randint(0, 2)) + " ".join(rng.choice(words) for _ in range(rng.randint(3, 7)))
+             for _ in range(1500)]
+    text = "\n".join(lines) + "\n"
+    old_lines = [line.replace("a", "o", 1) for line in lines[700:760]]
+    new_lines = list(old_lines)
+    new_lines[30] = "    changed = True"
+    m = em.locate(text, "\n".join(old_lines), "\n".join(new_lines))
+    assert m.tier == "similar" and (m.first_line, m.last_line) == (701, 760)
+    after = m.apply(text).split("\n")
+    assert after[:700] == lines[:700] and after[761:] == (lines + [""])[761:]
+    assert after[730].strip() == "changed = True" and after[731] == lines[731]

@@ -38,7 +38,6 @@ TIERS = ("exact", "trailing-whitespace", "indentation", "normalized", "similar")
 SIMILARITY_THRESHOLD = 0.8
 AMBIGUITY_MARGIN = 0.05
 CLOSEST_LINES = 8  # most lines shown for a miss
-_MAX_SIMILAR_CHARS = 20000  # old_str longer than this (normalized) skips the similarity tier
 MIN_SIMILAR_CHARS = 16  # shorter old_str (normalized) skips it too: a ratio of a few characters says little
 _REWRITE_RATIO = 0.5  # a changed line this dissimilar to its old line is replaced whole
 
@@ -277,61 +276,86 @@ def _local_ratio(o_key: str, m_key: str) -> float:
     return 2.0 * matched / (len(o_key) + span)
 
 
-def _scan_similar(o_lines: list[str], t_lines: list[str]) -> list[tuple[float, int]]:
-    """(score, first line index) of every window of ``len(o_lines)`` lines, best first; windows
-    that cannot reach ``SIMILARITY_THRESHOLD - AMBIGUITY_MARGIN`` by difflib's upper bounds are
-    scored by their bound's floor of 0 (they can neither match nor make a match ambiguous)."""
-    k = len(o_lines)
-    o_key = "\n".join(normalize(line) for line in o_lines)
-    t_keys = [normalize(line) for line in t_lines]
-    if len(o_key.strip()) < MIN_SIMILAR_CHARS or len(o_key) > _MAX_SIMILAR_CHARS or k > len(t_lines):
-        return []
-    floor = SIMILARITY_THRESHOLD - AMBIGUITY_MARGIN
+def _candidate_starts(o_keys: list[str], t_keys: list[str], min_ratio: float, limit: int = 40) -> list[int]:
+    """First lines of the windows worth scoring, at most ``limit``: each line of old_str found in
+    the file (normalized, a line seen at most 50 times) and each of old_str's three longest lines
+    similar to a file line (difflib ratio >= ``min_ratio``) vote, by its similarity, for the window
+    that aligns them. A window similar as a whole has such lines (its longest lines weigh most in
+    its score), so scoring only these keeps the search linear in the file's length."""
+    k, n = len(o_keys), len(t_keys)
+    votes: dict[int, float] = {}
+    where: dict[str, list[int]] = {}
+    for i, key in enumerate(t_keys):
+        if key:
+            where.setdefault(key, []).append(i)
+    for j, key in enumerate(o_keys):
+        hits = where.get(key, []) if key else []
+        if len(hits) <= 50:
+            for i in hits:
+                votes[i - j] = votes.get(i - j, 0.0) + 1.0
     sm = difflib.SequenceMatcher(None, autojunk=False)
-    sm.set_seq2(o_key)
-    scored = []
-    for i in range(len(t_lines) - k + 1):
-        w_key = "\n".join(t_keys[i : i + k])
-        sm.set_seq1(w_key)
-        if sm.real_quick_ratio() < floor or sm.quick_ratio() < floor:
-            score = 0.0
-        else:
-            score = sm.ratio()
-        scored.append((score, i))
+    for j in sorted((j for j in range(k) if o_keys[j]), key=lambda j: -len(o_keys[j]))[:3]:
+        sm.set_seq2(o_keys[j])
+        for i, key in enumerate(t_keys):
+            if not key or key == o_keys[j]:
+                continue
+            sm.set_seq1(key)
+            if sm.real_quick_ratio() >= min_ratio and sm.quick_ratio() >= min_ratio:
+                r = sm.ratio()
+                if r >= min_ratio:
+                    votes[i - j] = votes.get(i - j, 0.0) + r
+    starts = sorted((s for s in votes if 0 <= s <= n - k), key=lambda s: (-votes[s], s))
+    return starts[:limit]
+
+
+def window_score(o_keys: list[str], w_keys: list[str]) -> float:
+    """Similarity of old_str to a window of as many lines, line by line: difflib's ratio over the
+    aligned line pairs together, 2 * matched characters / all characters (normalized lines)."""
+    sm = difflib.SequenceMatcher(None, autojunk=False)
+    matched = total = 0
+    for o, w in zip(o_keys, w_keys):
+        total += len(o) + len(w)
+        if o == w:
+            matched += len(o)
+        elif o and w:
+            sm.set_seqs(w, o)
+            matched += sum(b.size for b in sm.get_matching_blocks())
+    return 2.0 * matched / total if total else 0.0
+
+
+def _scan_similar(o_lines: list[str], t_keys: list[str]) -> list[tuple[float, int]]:
+    """(score, first line index) of the candidate windows of ``len(o_lines)`` lines, best first
+    (:func:`window_score`; ``t_keys``: the file's normalized lines)."""
+    k = len(o_lines)
+    o_keys = [normalize(line) for line in o_lines]
+    if len("".join(o_keys)) < MIN_SIMILAR_CHARS or k > len(t_keys):
+        return []
+    scored = [(window_score(o_keys, t_keys[i : i + k]), i) for i in _candidate_starts(o_keys, t_keys, 0.6)]
     scored.sort(key=lambda s: (-s[0], s[1]))
     return scored
 
 
 def closest_lines(text: str, old: str) -> str:
-    """The file's lines nearest to ``old`` with their numbers (``cat -n`` style), for a miss: the
-    window of ``len(old lines)`` lines whose lines are, on average, most similar to old_str's
-    non-blank lines (each pair by difflib ratio of the normalized lines; a one-line old_str is also
-    compared with the part of a line it lines up with)."""
+    """The file's lines nearest to ``old`` with their numbers (``cat -n`` style), for a miss: among
+    the candidate windows (:func:`_candidate_starts`) of ``len(old lines)`` lines (at most
+    ``CLOSEST_LINES``), the one most similar to old_str (:func:`window_score`; a one-line old_str
+    is also compared with the part of a line it lines up with)."""
     t_lines = text.split("\n")
     o_lines = _strip_one_newline(old).split("\n")
     while len(o_lines) > 1 and not o_lines[-1].strip():
         o_lines.pop()
     o_lines = o_lines[:CLOSEST_LINES]
     k = min(len(o_lines), len(t_lines))
-    o_keys = [(j, normalize(o_lines[j])) for j in range(k) if o_lines[j].strip()]
-    if not o_keys:
+    o_keys = [normalize(line) for line in o_lines[:k]]
+    if not any(o_keys):
         return ""
     t_keys = [normalize(line) for line in t_lines]
-    pair: dict[tuple[int, int], float] = {}
-    sm = difflib.SequenceMatcher(None, autojunk=False)
-    for j, o_key in o_keys:
-        sm.set_seq2(o_key)
-        for i, t_key in enumerate(t_keys):
-            if not t_key:
-                continue
-            sm.set_seq1(t_key)
-            if sm.real_quick_ratio() < 0.3 or sm.quick_ratio() < 0.3:
-                continue
-            r = sm.ratio()
-            pair[(j, i)] = max(r, _local_ratio(o_key, t_key)) if k == 1 else r
     best, at = 0.0, 0
-    for i in range(len(t_lines) - k + 1):
-        score = sum(pair.get((j, i + j), 0.0) for j, _ in o_keys) / len(o_keys)
+    for i in _candidate_starts(o_keys, t_keys, 0.3):
+        w_keys = t_keys[i : i + k]
+        score = window_score(o_keys, w_keys)
+        if k == 1:
+            score = max(score, _local_ratio(o_keys[0], w_keys[0]))
         if score > best:
             best, at = score, i
     if best <= 0.0:
@@ -482,7 +506,7 @@ def locate(text: str, old: str, new: str) -> EditMatch:
         if wins:
             raise _refuse_ambiguous([(w, w + k - 1) for w in wins], "when quotes and spaces are normalized", t_lines)
     # 4. the one most similar window
-    scored = _scan_similar(o_lines, t_lines)
+    scored = _scan_similar(o_lines, [normalize(line) for line in t_lines])
     best, i = scored[0] if scored else (0.0, 0)
     if best < SIMILARITY_THRESHOLD:
         raise EditRefused(
@@ -491,7 +515,8 @@ def locate(text: str, old: str, new: str) -> EditMatch:
             f"(similarity below {SIMILARITY_THRESHOLD:.2f}); nothing replaced.",
             closest_lines(text, old),
         )
-    rivals = [(s, j) for s, j in scored[1:] if s >= best - AMBIGUITY_MARGIN]
+    # a window overlapping the best one is the same place misaligned, not a rival
+    rivals = [(s, j) for s, j in scored[1:] if s >= best - AMBIGUITY_MARGIN and abs(j - i) >= k]
     if rivals:
         s2, j = rivals[0]
         raise EditRefused(
