@@ -48,17 +48,23 @@ def build_run(out: Path, tasks: int, group: int, workers: int) -> None:
 
 
 def bench_cli(run: Path, repeats: int) -> dict:
-    times = []
+    import resource
+
+    times, cpu = [], []
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "view.html"
         for _ in range(repeats):
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.perf_counter()
             res = subprocess.run([*_swetrain(), "view", str(run), "--out", str(out)], capture_output=True, text=True)
             times.append(time.perf_counter() - t0)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
             if res.returncode != 0:
                 raise SystemExit(f"swetrain view failed: {res.stderr.strip()}")
         size = out.stat().st_size
-    return {"cli_s": statistics.median(times), "cli_runs_s": [round(t, 2) for t in times], "page_bytes": size}
+    return {"cli_s": statistics.median(times), "cli_runs_s": [round(t, 2) for t in times], "cli_cpu_s": statistics.median(cpu),
+            "load_avg_1m": os.getloadavg()[0], "cpus": os.cpu_count(), "page_bytes": size}
 
 
 def bench_stages(run: Path) -> dict:
@@ -176,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     table.add_column("value", justify="right")
     rows = [
         ("swetrain view, end to end (median)", f"{result['cli_s']:.2f} s  (target < 10 s: {'met' if result['target_met'] else 'NOT met'})"),
+        ("  its CPU time (user + sys, median)", f"{result['cli_cpu_s']:.2f} s  (load average {result['load_avg_1m']:.1f} on {result['cpus']} CPUs)"),
         ("  read run (parts, records, labels)", f"{result['read_s']:.2f} s"),
         ("  find + load tokenizer", f"{result['tokenizer_s']:.2f} s"),
         ("  build episodes (in process, incl. reading)", f"{result['build_s']:.2f} s"),

@@ -239,6 +239,9 @@ def build_run(path: Any, *, run_no: int = 0, tokenizer: str | None = None, max_t
     rows_by_src: dict[int, list[tuple[int, int, dict[str, Any]]]] = {}
     max_id = -1
     for si, pi, ri, row in iter_rows(run, columns):
+        for name in ("verdict", "timings"):  # parsed once, used by the table and the episode
+            if isinstance(row.get(name), str):
+                row[name] = json_field(row[name], None)
         rows_by_src.setdefault(si, []).append((pi, ri, row))
         ids = row.get("token_ids")
         if ids is not None and len(ids):

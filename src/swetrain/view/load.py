@@ -363,6 +363,7 @@ def read_part(run: Run, part: Part, columns: list[str] | tuple[str, ...] | None 
     Page checksums (the store writes them) are verified, so bytes overwritten inside the data are
     caught like a truncated file.
     """
+    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -378,8 +379,12 @@ def read_part(run: Run, part: Part, columns: list[str] | tuple[str, ...] | None 
             col = table.column(name)
             if pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
                 arr = col.combine_chunks()
-                values = arr.flatten().to_numpy(zero_copy_only=False)
-                offsets = arr.offsets.to_numpy()
+                flat = arr.flatten()
+                if pa.types.is_boolean(flat.type) or flat.null_count:  # small columns; numpy via lists
+                    values = np.array(flat.to_pylist(), dtype=bool if pa.types.is_boolean(flat.type) else object)
+                else:  # ids, mask, segments, log-probs: a view of the column's own buffer
+                    values = _numpy(flat)
+                offsets = _numpy(arr.offsets)
                 base = offsets[0]
                 out[name] = [None if not arr[i].is_valid else values[offsets[i] - base: offsets[i + 1] - base]
                              for i in range(len(arr))]
@@ -390,6 +395,23 @@ def read_part(run: Run, part: Part, columns: list[str] | tuple[str, ...] | None 
     except Exception as exc:  # noqa: BLE001 - a damaged part is a note, the rest is shown
         mark_bad(run, part, exc)
         return []
+
+
+def _numpy(arr: Any) -> Any:
+    """A numpy view of a primitive pyarrow array without nulls (``Array.to_numpy`` would import
+    pandas, a second of start-up)."""
+    import numpy as np
+    import pyarrow as pa
+
+    dtype = {pa.int8(): np.int8, pa.int16(): np.int16, pa.int32(): np.int32, pa.int64(): np.int64,
+             pa.uint8(): np.uint8, pa.uint16(): np.uint16, pa.uint32(): np.uint32, pa.uint64(): np.uint64,
+             pa.float32(): np.float32, pa.float64(): np.float64}.get(arr.type)
+    if dtype is None:
+        return np.array(arr.to_pylist(), dtype=object)
+    data = arr.buffers()[1]
+    if data is None:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(data, dtype=dtype, count=len(arr), offset=arr.offset * np.dtype(dtype).itemsize)
 
 
 def iter_rows(run: Run, columns: list[str] | tuple[str, ...] | None = None) -> Iterator[tuple[int, int, int, dict[str, Any]]]:
@@ -413,16 +435,26 @@ def json_field(value: Any, default: Any = None) -> Any:
 
 
 # ------------------------------------------------------------------------------------ task labels
+def package_dir(name: str) -> Path | None:
+    """The folder of package ``name`` without importing it (only its parents)."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
 def task_labels(run: Run) -> dict[str, dict[str, Any]]:
     """instance_id -> {"route", "category", "kind", "tier", "split", "repo"} from the task records the
     run used: the built-in suite, a train config's ``tasks.source`` file, and task files in the run."""
     files: list[Path] = []
-    try:
-        from importlib.resources import files as _res
-
-        files.append(Path(str(_res("swetrain.tasks.builtin") / "tasks.jsonl")))
-    except Exception:  # noqa: BLE001 - no built-in suite: labels from the run's own files only
-        pass
+    builtin = package_dir("swetrain.tasks")
+    if builtin is not None:  # the file only: importing the suite's package is not needed
+        files.append(builtin / "builtin" / "tasks.jsonl")
     cfg_text = _read_text(run.root / "config.yaml")
     if cfg_text:
         m = re.search(r"^\s*source:\s*['\"]?([^'\"\n]+?\.jsonl?)['\"]?\s*$", cfg_text, re.M)

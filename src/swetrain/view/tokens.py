@@ -105,14 +105,12 @@ def _from_spec(spec: str, base: Path) -> Path | None:
             pass
         name = "tiny-sft"  # same vocabulary as the tiny model it was trained from
     if name in ("tiny-sft", "tiny-sft-build"):
-        try:
-            from importlib.resources import files
+        from swetrain.view.load import package_dir
 
-            f = _tokenizer_file(Path(str(files("swetrain.recipes.tiny") / "data" / "tiny-sft")))
-            if f:
-                return f
-        except Exception:  # noqa: BLE001
-            pass
+        tiny = package_dir("swetrain.recipes")  # the shipped checkpoint's folder, nothing imported
+        f = _tokenizer_file(tiny / "tiny" / "data" / "tiny-sft") if tiny else None
+        if f:
+            return f
     return None
 
 
