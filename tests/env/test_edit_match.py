@@ -452,3 +452,16 @@ def test_long_old_str_with_a_typo_on_every_line_finds_its_place():
     after = m.apply(text).split("\n")
     assert after[:700] == lines[:700] and after[761:] == (lines + [""])[761:]
     assert after[730].strip() == "changed = True" and after[731] == lines[731]
+
+
+def test_a_changed_line_unlike_the_files_line_is_refused():
+    """In a similar window, a line old_str changes must be the file's line (give or take a typo);
+    a line the model made up is not edited into whatever line sits there."""
+    head = "def summarize(records, threshold):\n    validate_records(records)\n    selected = select_above(records, threshold)\n"
+    tail = "    summary = build_summary(selected)\n    return summary\n"
+    text = head + "    total = 0\n" + tail
+    old = head + "    log.warning(msg)\n" + tail
+    with pytest.raises(em.EditRefused, match="cannot be carried over"):
+        em.locate(text, old, old.replace("log.warning(msg)", "log.warning(other)"))
+    m = em.locate(text, old, old.replace("build_summary", "make_summary"))  # kept lines may differ
+    assert m.apply(text) == text.replace("build_summary", "make_summary")

@@ -206,6 +206,8 @@ def reindent(line: str, old_lead: str, new_lead: str) -> str:
 def _transfer_line(o: str, n: str, m: str) -> str:
     if o == m:
         return n
+    if o.strip(_WS) and difflib.SequenceMatcher(None, o.strip(_WS), m.strip(_WS), autojunk=False).ratio() < _REWRITE_RATIO:
+        raise TransferError(f"the changed line {o.strip()!r} is not the file's {m.strip()!r}")
     if o.strip(_WS) and difflib.SequenceMatcher(None, o, n, autojunk=False).ratio() < _REWRITE_RATIO:
         return reindent(n, _lead(o), _lead(m))  # rewritten line: new text at the file's depth
     return transfer_chars(o, n, m)
