@@ -465,3 +465,9 @@ def test_a_changed_line_unlike_the_files_line_is_refused():
         em.locate(text, old, old.replace("log.warning(msg)", "log.warning(other)"))
     m = em.locate(text, old, old.replace("build_summary", "make_summary"))  # kept lines may differ
     assert m.apply(text) == text.replace("build_summary", "make_summary")
+
+
+def test_ellipsis_and_dashes_count_as_ascii():
+    text = 'msg = "wait\u2026 done \u2013 ok"\nx = 1\n'
+    m = em.locate(text, 'msg = "wait... done - ok"\nx = 1', 'msg = "wait... finished - ok"\nx = 1')
+    assert m.tier == "normalized" and m.apply(text) == 'msg = "wait\u2026 finished \u2013 ok"\nx = 1\n'

@@ -46,6 +46,7 @@ _PUNCT = {
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
     "\u00a0": " ", "\u2002": " ", "\u2003": " ", "\u2009": " ", "\u202f": " ", "\u3000": " ",
+    "\u2026": "...",
 }
 _WS = " \t\r\f\v"
 
@@ -110,8 +111,9 @@ def normalize_map(line: str) -> tuple[str, list[int]]:
             ch, prev_space = " ", True
         else:
             prev_space = False
-        out.append(ch)
-        idx.append(i)
+        for c in ch:  # "\u2026" stands for three characters
+            out.append(c)
+            idx.append(i)
     return "".join(out), idx
 
 
