@@ -11,7 +11,9 @@ a generated turn that does not end with an end-of-turn token (cut), arrays of di
 from __future__ import annotations
 
 import base64
+import importlib
 import math
+import threading
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -234,6 +236,10 @@ def build_run(path: Any, *, run_no: int = 0, tokenizer: str | None = None, max_t
               details: bool = True) -> RunView:
     """Read a whole run for the page: the index always, every episode's record when ``details``."""
     run = open_run(path)
+    if any(is_train_source(src) for src in run.sources):
+        # the trainer's advantage functions need torch (seconds to import): load it while the
+        # parts are read
+        threading.Thread(target=_import_trainer, daemon=True).start()
     labels = task_labels(run)
     columns = None if details else list(INDEX_COLUMNS)
     rows_by_src: dict[int, list[tuple[int, int, dict[str, Any]]]] = {}
@@ -263,6 +269,13 @@ def build_run(path: Any, *, run_no: int = 0, tokenizer: str | None = None, max_t
                 view.episodes[key] = detail
                 view.ids_used |= used
     return view
+
+
+def _import_trainer() -> None:
+    try:
+        importlib.import_module("swetrain.train.update")
+    except Exception:  # noqa: BLE001 - train_advantages imports it again and says what failed
+        pass
 
 
 def _max_id_sample(run: Run) -> int:

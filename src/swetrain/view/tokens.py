@@ -114,8 +114,9 @@ def _from_spec(spec: str, base: Path) -> Path | None:
     return None
 
 
-def _candidates(run: Run) -> list[tuple[Path, str]]:
-    root = run.root
+def _run_level(root: Path, whose: str) -> list[tuple[Path, str]]:
+    """Tokenizers a (train or quickstart) run folder names: its latest checkpoint, its config's
+    policy, its summary's checkpoints."""
     out: list[tuple[Path, str]] = []
     pointer = root / "checkpoints" / "latest.json"
     if pointer.is_file():
@@ -123,23 +124,34 @@ def _candidates(run: Run) -> list[tuple[Path, str]]:
             name = json.loads(pointer.read_text())["path"]
             f = _tokenizer_file(root / "checkpoints" / name)
             if f:
-                out.append((f, "the run's latest checkpoint"))
+                out.append((f, f"{whose} latest checkpoint"))
         except (OSError, ValueError, KeyError, TypeError):
             pass
-    cfg = (root / "config.yaml")
+    cfg = root / "config.yaml"
     if cfg.is_file():
         m = re.search(r"^policy:\s*['\"]?([^'\"\n#]+?)['\"]?\s*(#.*)?$", cfg.read_text(errors="replace"), re.M)
         if m:
             f = _from_spec(m.group(1), root)
             if f:
-                out.append((f, f"config.yaml's policy {m.group(1)!r}"))
-    summ = run.json_records.get("summary.json")
-    if isinstance(summ, dict):
-        for key in ("trained_checkpoint", "base_checkpoint", "policy"):
-            if summ.get(key):
-                f = _from_spec(str(summ[key]), root)
-                if f:
-                    out.append((f, f"summary.json's {key}"))
+                out.append((f, f"{whose} config.yaml's policy {m.group(1)!r}"))
+    summ_path = root / "summary.json"
+    if summ_path.is_file():
+        try:
+            summ = json.loads(summ_path.read_text())
+        except (OSError, ValueError):
+            summ = None
+        if isinstance(summ, dict):
+            for key in ("trained_checkpoint", "base_checkpoint", "policy"):
+                if summ.get(key):
+                    f = _from_spec(str(summ[key]), root)
+                    if f:
+                        out.append((f, f"{whose} summary.json's {key}"))
+    return out
+
+
+def _candidates(run: Run) -> list[tuple[Path, str]]:
+    root = run.root
+    out = _run_level(root, "the run's")
     for name, getter in (("rollout.json", lambda o: (o.get("result") or {}).get("policy")), ("eval.json", lambda o: o.get("policy"))):
         obj = run.json_records.get(name)
         if isinstance(obj, dict):
@@ -168,6 +180,8 @@ def _candidates(run: Run) -> list[tuple[Path, str]]:
                         out.append((f, f"{src.name}/{rec}'s policy {spec!r}"))
     for f in sorted(root.rglob("tokenizer.json"))[:5]:
         out.append((f, "a tokenizer inside the run"))
+    for parent in list(root.parents)[:2]:  # a phase of a quickstart or experts run (eval_before/, ...)
+        out.extend(_run_level(parent, f"the enclosing run {parent.name}'s"))
     return out
 
 
