@@ -13,7 +13,8 @@ from swetrain.train.config import load_config
 MAPPED = {
     "group": "group", "attempts": "attempts", "context_variant": "context_variant",
     "context_budget_tokens": "context_budget_tokens", "temperature": "temperature", "top_p": "top_p",
-    "top_k": "top_k", "max_infra_retries": "max_infra_retries", "verify_timeout_s": "verify_timeout_s",
+    "top_k": "top_k", "max_infra_retries": "max_infra_retries", "max_infra_fraction": "max_infra_fraction",
+    "verify_timeout_s": "verify_timeout_s",
     "sandbox": "sandbox", "batch_generation": "batch_generation", "batch_wait_ms": "batch_wait_ms",
     "seed": None, "limits": None,
     "edit_match": None,  # from the env section (TrainConfig.env.edit_match); tests/env/test_edit_match.py
@@ -33,7 +34,7 @@ def test_engine_config_carries_the_recipe_values():
     cfg = load_config("fcswe", overrides=[
         "rollout.group=3", "rollout.attempts=2", "rollout.top_k=7", "rollout.top_p=0.9", "rollout.temperature=0.5",
         "rollout.max_turns=5", "rollout.max_new_tokens=33", "rollout.max_context_tokens=1000",
-        "rollout.max_wall_s=12", "rollout.max_output_tokens=99", "rollout.max_infra_retries=0",
+        "rollout.max_wall_s=12", "rollout.max_output_tokens=99", "rollout.max_infra_retries=0", "rollout.max_infra_fraction=0.75",
         "rollout.verify_timeout_s=7", "rollout.context_budget_tokens=100",
         "rollout.batch_generation=true", "rollout.batch_wait_ms=2",
     ])

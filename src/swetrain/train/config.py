@@ -81,6 +81,8 @@ class RolloutConfig(_Section):
     max_wall_s: float = Field(default=900.0, gt=0.0)  # wall-clock limit of one attempt
     max_output_tokens: int | None = Field(default=None, ge=1)  # generated tokens per attempt (None: no limit)
     max_infra_retries: int = Field(default=2, ge=0)  # re-runs of an attempt lost to an infrastructure failure
+    # a step whose tries are mostly lost to infrastructure failures stops (InfraFailureError); 1.0: never
+    max_infra_fraction: float = Field(default=0.5, gt=0.0, le=1.0)
     verify_timeout_s: float = Field(default=300.0, gt=0.0)
     # what generates the rollouts: hf = transformers (HFPolicy; on CPU the very module being
     # trained), vllm = an in-process vLLM engine that gets the trainer's weights after each update
@@ -155,6 +157,7 @@ class RolloutConfig(_Section):
             top_p=self.top_p,
             top_k=self.top_k,
             max_infra_retries=self.max_infra_retries,
+            max_infra_fraction=self.max_infra_fraction,
             verify_timeout_s=self.verify_timeout_s,
             sandbox=self.sandbox,
             batch_generation=self.batches_generation(),
