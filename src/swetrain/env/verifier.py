@@ -423,6 +423,10 @@ class Verifier:
         canaries = report.get("canaries") or {}
         expected = {"fail": "FAILED", "pass": "PASSED", "error": "ERROR"}
         f2p_passing = any(results.get(k) in PASSING_F2P for k in results if k in set(task.FAIL_TO_PASS))
+        runner_notes = [str(n) for n in report.get("notes") or []]
+        if not canaries and any(n.startswith(("no module", "canary not made")) for n in runner_notes):
+            expected = {}  # no plain test module to hold them (doctests only): nothing to compare
+            notes.append("no canary tests could be added to this run")
         for kind, want in expected.items():
             nid = canaries.get(kind)
             got = results.get(nid, "MISSING") if nid else "MISSING"

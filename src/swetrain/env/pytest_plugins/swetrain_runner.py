@@ -64,21 +64,15 @@ sys.path[:] = [p for p in sys.path if not _in_repo(p)]
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 
-_LATE_IMPORTS = (
+_LATE_IMPORTS = (  # what pytest imports during a run (most are imported already); the rest is refused
+    # by the verifier's shadows-module rule, so this list stays short (start-up time)
     "pytest", "_pytest.python", "_pytest.runner", "_pytest.reports", "_pytest.junitxml", "_pytest.skipping",
     "_pytest.outcomes", "_pytest.unittest", "_pytest.fixtures", "_pytest.main", "_pytest.terminal",
     "_pytest.capture", "_pytest.monkeypatch", "_pytest.tmpdir", "_pytest.logging", "_pytest.assertion.rewrite",
     "_pytest.assertion.util", "_pytest.assertion.truncate", "_pytest.python_api", "_pytest.recwarn",
-    "_pytest.warnings", "_pytest.doctest", "_pytest.nodes", "_pytest.config", "_pytest.hookspec", "pluggy",
-    "unittest", "unittest.mock", "difflib", "pprint", "inspect", "traceback", "tokenize", "ast", "signal",
-    "tempfile", "shutil", "shlex", "glob", "fnmatch", "textwrap", "dataclasses", "enum", "functools",
-    "itertools", "collections", "contextlib", "warnings", "weakref", "types", "typing", "re", "io", "json",
-    "json.encoder", "json.decoder", "argparse", "gettext", "locale", "platform", "string", "struct", "copy",
-    "decimal", "fractions", "numbers", "math", "random", "secrets", "hashlib", "base64", "binascii", "codecs",
-    "stat", "pathlib", "posixpath", "importlib", "importlib.util", "importlib.machinery", "importlib.metadata",
-    "zipimport", "xml.etree.ElementTree", "xml.dom.minidom", "atexit", "threading", "queue", "subprocess",
-    "selectors", "errno", "time", "datetime", "calendar", "operator", "keyword", "linecache", "bisect",
-    "heapq", "abc", "numbers", "uuid", "pdb", "bdb", "cmd", "code", "codeop", "gc", "faulthandler",
+    "_pytest.warnings", "_pytest.nodes", "_pytest.config", "_pytest.hookspec", "pluggy",
+    "unittest", "difflib", "pprint", "inspect", "traceback", "tokenize", "ast", "signal", "tempfile", "shutil",
+    "json", "json.encoder", "random", "gc", "atexit", "threading", "xml.etree.ElementTree",
     "swetrain_hang_guard",
 )
 for _name in _LATE_IMPORTS:
@@ -266,9 +260,10 @@ class Guard:
             self.notes.append("renamed copies not made: %s: %s" % (type(exc).__name__, exc))
         items.extend(extra)
         anchor = None
-        for it in (f2p or items):
+        plain = getattr(sys.modules.get("_pytest.python"), "Module", pytest.Module)
+        for it in list(f2p) + list(items):  # a plain test module (not a doctest or unittest one)
             mod = it.getparent(pytest.Module)
-            if mod is not None:
+            if mod is not None and type(mod) is plain and isinstance(it, pytest.Function):
                 anchor = mod
                 break
         if anchor is None:
