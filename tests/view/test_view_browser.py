@@ -207,3 +207,28 @@ def test_serve_mode(browser, rollout_run):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_shifted_mask_is_visible(browser, run_copy, tmp_path):
+    """A loss mask shifted by one token: the page marks the tokens where mask and segments
+    disagree (at both ends of every turn) and says so at the top of the episode."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from selenium.webdriver.common.by import By
+
+    for part in (run_copy / "trajectories").glob("part-*.parquet"):
+        table = pq.read_table(part)
+        rows = table.to_pylist()
+        for r in rows:
+            r["assistant_mask"] = [0] + r["assistant_mask"][:-1]
+        pq.write_table(pa.Table.from_pylist(rows, schema=table.schema), part)
+    page = _write(run_copy, tmp_path / "view.html")
+    _open(browser, page.as_uri())
+    _rows(browser)[0].click()
+    _wait(browser, "#ep-tokens .tk")
+    turns = browser.execute_script("return document.querySelectorAll('#ep-tokens table.turns tbody tr').length")
+    bad = browser.execute_script("return document.querySelectorAll('#ep-tokens .tokens .tk.bad').length")
+    # the first token of each turn (now mask 0) and the token after it (now mask 1; none after a final turn)
+    assert turns >= 2 and 2 * turns - 1 <= bad <= 2 * turns
+    assert "loss mask disagrees with the segments" in browser.find_element(By.ID, "episode").text
+    assert not _errors(browser)

@@ -58,6 +58,7 @@ pre { background: var(--soft); border: 1px solid var(--line); padding: 8px; bord
 .segtag { display: inline-block; font: 10px/1.2 system-ui, sans-serif; background: #1d232a; color: #fff; border-radius: 3px; padding: 0 4px; margin: 0 2px; vertical-align: 1px; }
 .segtag.cut { background: var(--bad); } .segtag.inv { background: #e65100; }
 .gap { display: block; text-align: center; color: var(--muted); background: var(--soft); margin: 6px 0; font: 12px system-ui; }
+table.turns { margin: 4px 0 6px; } table.turns tr.warn { background: #fff4e5; }
 .legend { display: flex; gap: 10px; flex-wrap: wrap; align-items: center; font-size: 12px; margin: 4px 0; }
 .legend .tk { padding: 0 4px; }
 .prompt-tokens > summary { font-size: 12.5px; color: var(--muted); margin: 4px 0; }

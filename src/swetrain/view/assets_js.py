@@ -292,6 +292,17 @@ function tokensHtml(key, ep, suffix) {
     (T.penalty !== null && T.penalty !== undefined ? `<span class="chip">advantage on invalid turns: ${esc(T.penalty)}</span>` : '');
   head += '</div>';
   if (T.adv_note) head += note(T.adv_note);
+  const segs = T.segments || [];
+  if (segs.length) {  // one line per generated turn: a cut or invalid turn is seen without scrolling
+    head += '<table class="turns"><thead><tr><th>turn</th><th class="num">tokens</th><th>positions</th><th>end</th><th>finish</th><th>invalid</th>' +
+      (hasAdv ? '<th class="num">advantage</th>' : '') + '</tr></thead><tbody>' + segs.map(g => {
+        const adv = hasAdv ? (g.invalid && T.penalty !== null && T.penalty !== undefined ? T.penalty : T.adv) : null;
+        return `<tr class="${g.cut || g.invalid ? 'warn' : ''}"><td>T${g.seg}</td><td class="num">${g.tokens}</td><td>${g.start}–${g.end}</td>` +
+          `<td class="${g.cut ? 'no' : ''}">${g.eot === undefined ? '?' : g.eot ? 'end-of-turn' : 'CUT (no end token)'}</td><td>${esc(g.finish || '')}</td>` +
+          `<td class="${g.invalid ? 'no' : ''}">${g.invalid ? 'yes: ' + esc((g.reasons || []).join(', ')) : ''}</td>` +
+          (hasAdv ? `<td class="num">${esc(fmt(adv, 4))}</td>` : '') + '</tr>';
+      }).join('') + '</tbody></table>';
+  }
   head += `<div class="legend"><label>colour by <select class="color-by" id="color-by${suffix}">` +
     ['mask', 'logprob', 'advantage'].filter(m => m !== 'advantage' || hasAdv).filter(m => m !== 'logprob' || T.lp)
       .map(m => `<option value="${m}"${m === mode ? ' selected' : ''}>${m === 'mask' ? 'loss mask' : m === 'logprob' ? 'behaviour log-prob' : 'advantage'}</option>`).join('') + '</select></label>' +
