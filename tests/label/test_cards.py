@@ -172,3 +172,23 @@ def test_llm_compact_prompt_has_the_card_and_no_worked_example(taxonomy, tmp_pat
         assert "Calc is a numerical computing library." in msgs[1]["content"] and "numpy" in msgs[1]["content"]
     full = LLMBackend(taxonomy, base_url="http://127.0.0.1:9/v1", cache_dir=tmp_path)
     assert "Repository card (from the repository itself): Calc is a numerical" in full.stage1_messages(ev)[1]["content"]
+
+
+def test_eval_cv_reports_with_and_without_cards(tmp_path, taxonomy, monkeypatch) -> None:
+    import swetrain.label.cli_eval as cli_eval
+    from test_learn import StubFeaturizer, _rows
+
+    rows = _rows()
+    cards = write_jsonl(tmp_path / "cards.jsonl", [{"repo": f"org/repo{i}", "card": f"Project {i} is a library."} for i in range(6)])
+    monkeypatch.setattr(cli_eval, "_load", lambda corpus, data_dir: rows)
+    monkeypatch.setattr(cli_eval, "_featurizer", lambda: StubFeaturizer(taxonomy))
+    res = CliRunner().invoke(app, ["label", "eval", "--cv", "--folds", "3", "--repo-cards", str(cards), "--out-dir", str(tmp_path / "cv")])
+    assert res.exit_code == 0, res.output
+    assert "cv with repository cards: 18 of 36 rows have a card, 18 without" in res.output
+    assert "cv without repository cards: 0 of 36 rows have a card, 36 without" in res.output
+    assert "with cards" in res.output and "per-class recall" in res.output and "confusion route" in res.output
+    with_cards = json.loads((tmp_path / "cv" / "cv_metrics_with_cards.json").read_text())
+    assert with_cards["cv"]["rows_with_card"] == 18 and set(with_cards["per_class_recall"]) == {"task_type.l1", "domain.l1", "route"}
+    assert (tmp_path / "cv" / "cv_predictions_without_cards.jsonl").exists()
+    preds = [json.loads(x) for x in (tmp_path / "cv" / "cv_predictions_with_cards.jsonl").read_text().splitlines()]
+    assert sum(p["label_provenance"]["repo_card"] is not None for p in preds) == 18
