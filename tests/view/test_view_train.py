@@ -36,3 +36,20 @@ def test_train_run_advantages_match_the_trainer(train_run):
     assert summary["tokenizer"]["how"] == "the run's latest checkpoint"
     assert summary["sources"][0]["train"] is True
     assert any(f["name"] == "config.yaml" for f in summary["files"])
+
+
+def test_eval_run(tmp_path, tasks_file):
+    """``swetrain eval`` run: stores under seed-S/, R@k from eval.json beside the recount."""
+    from view_runs import swetrain
+
+    out = tmp_path / "eval"
+    swetrain("eval", "--policy", "scripted-repair", "--tasks", str(tasks_file), "--attempts", "2",
+             "--mode", "feedback", "--seeds", "0", "--out", str(out))
+    view = build_run(out)
+    assert view.run.kind == "eval" and [s.name for s in view.run.sources] == ["seed-0"]
+    summary = page_data([view])["runs"][0]
+    stated = next(d for d in summary["declared"] if d["record"] == "eval.json")
+    recount = summary["recount"][0]
+    assert stated["resolved@1"] == pytest.approx(recount["resolved@1"])
+    assert stated["resolved@2"] == pytest.approx(recount["resolved@2"])
+    assert summary["tokenizer"] is not None

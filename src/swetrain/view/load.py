@@ -120,8 +120,8 @@ def _kind(root: Path, has_store: bool) -> str:
 
     if has("summary.json") and (has("eval_before") or has("eval_after")):
         return "quickstart"
-    if has("report.json") and any(has(n) for n in ("experts", "mopd", "baselines", "routes")):
-        return "experts"
+    if any(has(n) for n in ("experts", "mopd", "baselines")) and any(has(n) for n in ("report.json", "config.yaml", "label")):
+        return "experts"  # swetrain experts: one plain run per phase under the folder
     if has("eval.json"):
         return "eval"
     if has("metrics.jsonl") or has("checkpoints") or has("config.yaml"):
