@@ -75,7 +75,7 @@ def test_changed_paths_come_from_the_tree_not_the_headers(plain_task, tmp_path):
         assert ws.run("git apply -", stdin=attack.patch.encode()).returncode == 0
         assert changed_paths(ws) == {"tests/test_calc.py"}
         assert restore_set({"tests/test_calc.py", "tests/__init__.py", "calc/__init__.py", "setup.cfg"},
-                           plain_task, set()) == ["setup.cfg", "tests/__init__.py", "tests/test_calc.py"]
+                           plain_task, set()) == ["tests/__init__.py", "tests/test_calc.py"]
 
 
 @pytest.mark.slow
@@ -223,3 +223,20 @@ def test_without_bubblewrap_too(plain_task, tmp_path):
         attack = next(a for a in _attacks(plain_task, family) if variant in a.variant)
         verdict = v.verify(plain_task, attack.patch)
         assert _blocked(verdict), (family, attack.variant, verdict.status, verdict.error, verdict.infra_reason)
+
+
+def test_structural_rules_on_real_paths(plain_task):
+    from swetrain.env.harden import special_casing_flags, structural_violations
+
+    base = {"calc/__init__.py", "tests/test_calc.py", "types.py"}
+    exists = lambda p: p in base or f"{p}/__init__.py" in base  # noqa: E731
+    rules = lambda paths: sorted(v.rule for v in structural_violations(paths, plain_task, exists))  # noqa: E731
+    assert rules({"json.py", "src/pytest/__init__.py", "tests/argparse.py"}) == ["shadows-module"] * 3
+    assert rules({"calc/__pycache__/__init__.cpython-311.pyc", "calc/_speed.so"}) == ["compiled-code"] * 2
+    assert rules({"types.py", "calc/json.py", "calc/new.py", "README"}) == []  # in base / not at an import root
+    flags = special_casing_flags({"calc/__init__.py", "tests/test_calc.py"}, lambda p: "x = 1\n",
+                                 lambda p: "x = 1\nimport os\nif os.environ.get('PYTEST_CURRENT_TEST'): pass\n"
+                                           "import sys; f = sys._getframe(1)\nfrom _pytest import runner\n")
+    assert [f.split(": ", 1)[1].split(" (")[0] for f in flags] == [
+        "reads PYTEST_CURRENT_TEST", "inspects the call stack", "imports pytest's internals"]
+    assert all(f.startswith("calc/__init__.py:") for f in flags)  # test files are not flagged

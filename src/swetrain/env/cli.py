@@ -317,7 +317,7 @@ def redteam(
     family: str = typer.Option("", "--family", help="Comma-separated families to run (default: all)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as one JSON object."),
     sandbox: str = typer.Option("local", "--sandbox", help=SANDBOX_HELP),
-    timeout: float = typer.Option(60.0, "--timeout", help="Limit for one verifier test run, seconds."),
+    timeout: float = typer.Option(30.0, "--timeout", help="Limit for one verifier test run, seconds (the hang attack waits for it)."),
     legacy: bool = typer.Option(False, "--legacy-verifier", help="Attack the verifier as it was before issue 30 "
                                 "(a planted regression: expect exit 1)."),
 ) -> None:

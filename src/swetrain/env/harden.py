@@ -188,7 +188,7 @@ def structural_violations(changed: Iterable[str], task, base_exists) -> list[Vio
 def restore_set(changed: Iterable[str], task, protected: set[str]) -> list[str]:
     """Changed test files and test configuration to put back from the base tree (SWE-bench applies
     the test patch last for the same reason); files the gold patch changes are the fix, kept."""
-    from swetrain.env.protect import CONFIG_SECTIONS, PROTECTED_NAMES
+    from swetrain.env.protect import PROTECTED_NAMES
 
     gold = patch_files(task.patch) if task.patch else set()
     out = []
@@ -196,7 +196,9 @@ def restore_set(changed: Iterable[str], task, protected: set[str]) -> list[str]:
         if path in gold or path.startswith(".git/") or path == ".git":
             continue
         name = PurePosixPath(path).name
-        if path in protected or is_test_path(path) or name in PROTECTED_NAMES or name in CONFIG_SECTIONS:
+        # tox.ini / setup.cfg / pyproject.toml are not restored whole: their pytest sections are
+        # compared on the patched tree (rule pytest-config), other sections may change with a fix
+        if path in protected or is_test_path(path) or name in PROTECTED_NAMES:
             out.append(path)
     return out
 

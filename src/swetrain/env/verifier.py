@@ -22,6 +22,17 @@ change); or whose added lines skip, deselect or xfail tests (``pytest.xfail(``, 
 before anything is created, and again on the patched tree right after applying (so fuzzy, binary
 or context diffs and symlinks are judged by what pytest would actually read).
 
+Hardened (issue 30, the default; ``hardened=False`` keeps the path described above for benches): the
+files a patch changed come from the patched tree compared with the base tree (:mod:`swetrain.env.harden`),
+changed test files are restored from the base tree, new modules shadowing the harness or the standard
+library and compiled code are refused, the tests run under the trusted runner
+(``pytest_plugins/swetrain_runner.py``: harness imported before the repository is on ``sys.path``,
+canary tests with random names, renamed copies of the FAIL_TO_PASS tests, integrity checks of pytest's
+own code), its report is read without following links; a wrong canary, changed pytest internals, a
+skip/xfail from non-test code or a replaced report give ``status="TAMPERED"`` (reward 0, the model's
+failure); a crash or hang is the patch's (NO) when the base tree's run completes. See docs/env.md,
+"Threat model".
+
 Infra failures (``infra_failure=True``, never a model failure): the repository or environment is
 missing, the task lists no tests, the test patch does not apply, the whole test run exceeded
 ``timeout_s``, or the test command produced no junit report at all (pytest missing or crashed
