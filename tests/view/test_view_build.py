@@ -113,6 +113,9 @@ def test_truncated_part_is_a_note(run_copy, tmp_path):
     notes = data["runs"][0]["notes"]
     assert any("unreadable trajectory part" in n and bad.name in n for n in notes), notes
     assert 0 < len(data["index"]) < 3  # the other parts are still shown
+    # a resumed rollout moves such a part aside; the page says so
+    bad.rename(bad.with_name(f".{bad.name}.1a2b3c4d.corrupt"))
+    assert any("moved aside by a resumed run" in n for n in open_run(run_copy).notes)
 
 
 def test_broken_record_files_are_notes(run_copy):

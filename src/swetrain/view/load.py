@@ -154,6 +154,11 @@ def open_run(path: str | os.PathLike) -> Run:
             f"{root}: not a run directory (no trajectories/part-*.parquet, rollout.json, eval.json, summary.json, "
             "metrics.jsonl or config.yaml found)")
     run = Run(root=root, kind=kind, sources=sources)
+    for src in sources:  # parts a resumed run moved aside (rollout.store.drop_unreadable)
+        aside = sorted((src.dir / "trajectories").glob(".part-*.corrupt"))
+        if aside:
+            run.notes.append(f"{run.rel(src.dir / 'trajectories')}: {len(aside)} unreadable part(s) were moved aside by a resumed "
+                             f"run ({aside[0].name}{', ...' if len(aside) > 1 else ''}); their chains were run again")
     _check_parts(run)
     _read_records(run)
     return run
