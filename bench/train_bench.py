@@ -21,7 +21,15 @@ step's time goes.
    (concurrent chains' calls gathered into batched calls). ``vllm`` needs vLLM importable (CPU: the
    ``.venv-vllm`` of ``.ci/vllm``); without it its column says so and the rest still runs.
 
-Usage: python bench/train_bench.py --data RUN_DIR [--policy tiny-sft|PATH] [--repeats 2] [--json]
+4. Precision (``--precision``): float32 vs bfloat16 autocast on this machine's CPU (AMX where the
+   processor has it), for the tiny policy and a SmolLM2-135M-shaped model (the SmolLM2-135M
+   config, random weights: its speed, not its skill), each over the same token batch: forward +
+   backward tokens per second, no-grad scoring (prefill) tokens per second, and how far bf16
+   token log-probs are from float32 ones (max and mean absolute difference, the check that the
+   behaviour policy's and the learner's log-probs agree within tolerance when one side runs bf16).
+
+Usage: python bench/train_bench.py --precision [--tokens 2048] [--repeats 2] [--json]
+       python bench/train_bench.py --data RUN_DIR [--policy tiny-sft|PATH] [--repeats 2] [--json]
        python bench/train_bench.py --generators hf,vllm [--batching off,on] [--workers 2] [--group 2]
                                    [--policy tiny-sft] [--steps 2] [--json]
 (RUN_DIR: any ``swetrain train`` run, e.g. a ``swetrain experts`` phase's ``run/`` folder)
@@ -30,6 +38,7 @@ Usage: python bench/train_bench.py --data RUN_DIR [--policy tiny-sft|PATH] [--re
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -198,6 +207,76 @@ def print_generators(res, args):
             print(f"  {n}: {res[n]['skipped']}")
 
 
+SMOLLM2_135M = dict(hidden_size=576, intermediate_size=1536, num_hidden_layers=30, num_attention_heads=9,
+                   num_key_value_heads=3, vocab_size=49152, max_position_embeddings=8192, rope_theta=100000.0,
+                   tie_word_embeddings=True, rms_norm_eps=1e-5)
+
+
+def _precision_models(tiny_path):
+    import torch
+    from transformers import AutoModelForCausalLM, LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    yield "tiny (2.8M)", AutoModelForCausalLM.from_pretrained(tiny_path, dtype=torch.float32)
+    torch.manual_seed(0)
+    yield "SmolLM2-135M-shaped", LlamaForCausalLM(LlamaConfig(**SMOLLM2_135M)).to(torch.float32)
+
+
+def _token_logprobs(model, ids):
+    import torch
+
+    logits = model(input_ids=ids).logits[:, :-1].float()
+    return torch.log_softmax(logits, -1).gather(-1, ids[:, 1:, None]).squeeze(-1)
+
+
+def precision_bench(tiny_path, tokens: int, repeats: int) -> dict:
+    """Part 4: float32 vs bf16 autocast, forward+backward and scoring, and log-prob agreement."""
+    import torch
+
+    from swetrain.policy.threads import torch_threads, update_threads
+
+    out = {}
+    with torch_threads(update_threads()):
+        for name, model in _precision_models(tiny_path):
+            vocab = model.config.vocab_size
+            seq = min(tokens, 1024)
+            ids = torch.randint(0, vocab, (max(1, tokens // seq), seq), generator=torch.Generator().manual_seed(0))
+            n = ids.numel()
+            row = {"params": sum(p.numel() for p in model.parameters()), "tokens": n}
+            logps = {}
+            for prec in ("fp32", "bf16"):
+                ctx = (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if prec == "bf16" else contextlib.nullcontext
+                train_s, score_s = [], []
+                for _ in range(repeats):
+                    model.zero_grad(set_to_none=True)
+                    t0 = time.perf_counter()
+                    with ctx():
+                        loss = -_token_logprobs(model, ids).mean()
+                    loss.backward()
+                    train_s.append(time.perf_counter() - t0)
+                    t0 = time.perf_counter()
+                    with torch.no_grad(), ctx():
+                        logps[prec] = _token_logprobs(model, ids)
+                    score_s.append(time.perf_counter() - t0)
+                row[f"{prec}_train_tok_per_s"] = n / min(train_s)
+                row[f"{prec}_score_tok_per_s"] = n / min(score_s)
+            diff = (logps["bf16"] - logps["fp32"]).abs()
+            row["train_speedup"] = row["bf16_train_tok_per_s"] / row["fp32_train_tok_per_s"]
+            row["score_speedup"] = row["bf16_score_tok_per_s"] / row["fp32_score_tok_per_s"]
+            row["logprob_absdiff_max"] = float(diff.max())
+            row["logprob_absdiff_mean"] = float(diff.mean())
+            out[name] = row
+            del model
+    print(f"precision on CPU ({torch.get_num_threads()} threads during the update), best of {repeats}:")
+    print(f"{'model':22s} {'params':>9s} {'fp32 fwd+bwd':>13s} {'bf16 fwd+bwd':>13s} {'x':>5s} "
+          f"{'fp32 score':>11s} {'bf16 score':>11s} {'x':>5s} {'|dlogp| max/mean':>18s}")
+    for name, r in out.items():
+        print(f"{name:22s} {r['params'] / 1e6:8.1f}M {r['fp32_train_tok_per_s']:10.0f}t/s {r['bf16_train_tok_per_s']:10.0f}t/s "
+              f"{r['train_speedup']:5.2f} {r['fp32_score_tok_per_s']:8.0f}t/s {r['bf16_score_tok_per_s']:8.0f}t/s "
+              f"{r['score_speedup']:5.2f} {r['logprob_absdiff_max']:8.3f}/{r['logprob_absdiff_mean']:.4f}")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", help="a swetrain train run directory: update throughput + its step split")
@@ -210,10 +289,12 @@ def main():
     ap.add_argument("--workers", type=int, default=1, help="--generators: chains in flight (rollout.workers)")
     ap.add_argument("--batching", default="off", help="--generators: comma list of off,on (rollout.batch_generation)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--precision", action="store_true", help="float32 vs bf16 autocast: tiny and a SmolLM2-135M-shaped model")
+    ap.add_argument("--tokens", type=int, default=2048, help="--precision: tokens per forward+backward")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    if not args.data and not args.generators:
-        ap.error("give --data RUN_DIR and/or --generators hf,vllm")
+    if not args.data and not args.generators and not args.precision:
+        ap.error("give --data RUN_DIR, --generators hf,vllm and/or --precision")
     if args.generators:
         from swetrain.train.config import GENERATORS
 
@@ -236,6 +317,8 @@ def main():
     configure_torch_threads()
     path = parse_policy_spec(args.policy).model_path()
     out = {}
+    if args.precision:
+        out["precision"] = precision_bench(path, args.tokens, args.repeats)
     if args.data:
         out.update(update_bench(args, path))
     if args.generators:

@@ -28,11 +28,10 @@ import shutil
 import subprocess
 import sys
 import threading
-import uuid
 from importlib import metadata
 from pathlib import Path
 
-from swetrain.paths import swetrain_home
+from swetrain.paths import build_once, swetrain_home
 
 ENV_VAR = "SWETRAIN_TASK_ENV"
 RUNNER = "pytest"
@@ -127,22 +126,7 @@ def default_task_env() -> Path:
     key, dists = default_env_key()
     version = next(d.version for d in dists if d.metadata["Name"].lower() == RUNNER)
     final = taskenvs_dir() / f"py{sys.version_info[0]}{sys.version_info[1]}-{RUNNER}{version}-{key}"
-    if (final / _READY).exists():
-        return final
-    with _LOCK:
-        if (final / _READY).exists():
-            return final
-        tmp = final.with_name(f"{final.name}.tmp-{uuid.uuid4().hex[:8]}")
-        try:
-            _build(tmp, final, dists)
-            try:
-                os.rename(tmp, final)
-            except OSError:  # another process finished first
-                shutil.rmtree(tmp, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    return final
+    return build_once(final, _LOCK, lambda tmp: _build(tmp, final, dists), _READY)
 
 
 def _build(tmp: Path, final: Path, dists: list[metadata.Distribution]) -> None:

@@ -54,7 +54,7 @@ from swetrain.env.sandbox import (
 )
 from swetrain.env.taskenv import TaskEnvError, default_task_env
 from swetrain.env.tree import ChangeWatcher, TreeState
-from swetrain.paths import cache_dir
+from swetrain.paths import build_once, cache_dir
 from swetrain.tasks.record import Task
 
 __all__ = ["CommandResult", "Limits", "Workspace", "WorkspaceError", "pristine_snapshot"]
@@ -104,24 +104,13 @@ def pristine_snapshot(task: Task) -> Path:
         ) from None
     key = hashlib.sha1(str(source).encode()).hexdigest()[:12] + "-" + full
     final = cache_dir("pristine", _SNAPSHOT_LAYOUT) / key
-    if (final / ".swetrain-ready").exists():
-        return final / "repo"
-    with _PRISTINE_LOCK:
-        if (final / ".swetrain-ready").exists():
-            return final / "repo"
-        tmp = final.with_name(f"{key}.tmp-{uuid.uuid4().hex[:8]}")
+
+    def build(tmp: Path) -> None:
         tmp.mkdir(parents=True)
-        try:
-            head = _build_single_commit(task, source, full, tmp)
-            (tmp / ".swetrain-ready").write_text(json.dumps({"base_commit": full, "head": head}) + "\n")
-            try:
-                os.rename(tmp, final)
-            except OSError:  # someone else finished first
-                shutil.rmtree(tmp, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    return final / "repo"
+        head = _build_single_commit(task, source, full, tmp)
+        (tmp / ".swetrain-ready").write_text(json.dumps({"base_commit": full, "head": head}) + "\n")
+
+    return build_once(final, _PRISTINE_LOCK, build) / "repo"
 
 
 def snapshot_head(pristine: Path) -> str:
