@@ -39,6 +39,7 @@ def browser():
     for path, pkg in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
             pytest.skip(f"{path} not found: install Debian's {pkg} (bash .ci/browser)")
+    os.environ.setdefault("SE_OFFLINE", "true")  # Selenium Manager, should it run at all: no network
     profile = tempfile.mkdtemp(prefix="swetrain-chromium-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
