@@ -147,7 +147,7 @@ def _changes(snap):
     for key, value in snap.items():
         if key[0] == "module":
             if sys.modules.get(key[1]) is not value:
-                out.append("module " + key[1] + " replaced in sys.modules")
+                out.append(("module " + key[1] + " replaced in sys.modules", key, sys.modules.get(key[1])))
             continue
         mod = sys.modules.get(key[0])
         if mod is None:
@@ -161,8 +161,28 @@ def _changes(snap):
         except TypeError:
             now = _MISSING
         if now is not value:
-            out.append(".".join(key))
+            out.append((".".join(key), key, now))
     return out
+
+
+def _installed_plugin_code(obj):
+    """True when ``obj`` is a function/class defined in an installed package (site-packages), not in
+    the repository and not a built-in: what a pytest plugin of the environment patches pytest with."""
+    for attr in ("__func__", "fget"):
+        obj = getattr(obj, attr, obj)
+    code = getattr(obj, "__code__", None)
+    if code is not None:
+        filename = code.co_filename
+    elif isinstance(obj, type):
+        filename = getattr(sys.modules.get(getattr(obj, "__module__", ""), None), "__file__", None) or ""
+    else:
+        return False
+    if not filename or filename.startswith("<"):
+        return False
+    real = os.path.realpath(filename)
+    if real == _CWD or real.startswith(_CWD + os.sep):
+        return False
+    return "site-packages" in real.split(os.sep) or "dist-packages" in real.split(os.sep)
 
 
 class _Missing:
@@ -236,7 +256,13 @@ class Guard:
 
     # ------------------------------------------------------------------ integrity
     def check(self, where):
-        changed = [c for c in _changes(self.snap) if c not in self.seen_changes]
+        changed = []
+        for name, key, now in _changes(self.snap):
+            if key[0] != "module" and now is not _MISSING and _installed_plugin_code(now):
+                self.snap[key] = now  # an installed pytest plugin patching pytest: part of the harness
+                self.notes.append("pytest changed by installed code: %s" % name)
+            elif name not in self.seen_changes:
+                changed.append(name)
         if changed:
             self.seen_changes.update(changed)
             self.tamper.append("pytest's own code was changed at run time (%s): %s" % (where, ", ".join(changed[:6])))
