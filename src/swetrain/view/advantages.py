@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from swetrain.view.load import Run, Source
@@ -30,7 +29,6 @@ class TrainInfo:
     rows: dict[tuple[int, int], tuple[int, float | None, float | None]] = field(default_factory=dict)
     penalty: float | None = None  # the runtime penalty's advantage on invalid turns (None: off)
     token_note: str = ""
-    grouping: str = ""
 
 
 def is_train_source(src: Source) -> bool:
@@ -105,6 +103,3 @@ def _steps(run: Run, src: Source, rows: list[tuple[int, int, dict[str, Any]]]) -
         return out
     return [int(r.get("policy_version") or 0) + 1 for _, _, r in rows]
 
-
-def config_path(src: Source) -> Path:
-    return src.dir / "config.yaml"
