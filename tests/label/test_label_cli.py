@@ -71,3 +71,21 @@ def test_label_tasks_unreachable_llm_and_report_of_non_objects(tmp_path, monkeyp
     listed.write_text("[1, 2]\n")
     rep = CliRunner().invoke(app, ["label", "report", str(listed)])
     assert rep.exit_code == 2 and "list.jsonl:1: expected a JSON object, got list" in rep.output
+
+
+def test_label_tasks_keeps_existing_labels_unless_relabel(tmp_path) -> None:
+    from swetrain.tasks.builtin import load_builtin
+
+    route_b = [t for t in load_builtin() if t.route == "B"][:2]
+    src = tmp_path / "in.jsonl"
+    src.write_text("".join(json.dumps(t.to_row()) + "\n" for t in route_b))
+    runner = CliRunner()
+    out = tmp_path / "out.jsonl"
+    res = runner.invoke(app, ["label", "tasks", str(src), "--out", str(out), "--backend", "heuristic", "--no-embed"])
+    assert res.exit_code == 0, res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["route"] for r in rows] == ["B", "B"] and all("labels_predicted" in r for r in rows)
+    assert [r["labels"] for r in rows] == [t.labels for t in route_b]
+    res = runner.invoke(app, ["label", "tasks", str(src), "--out", str(out), "--backend", "heuristic", "--no-embed", "--relabel"])
+    assert res.exit_code == 0, res.output
+    assert all("labels_predicted" not in json.loads(line) for line in out.read_text().splitlines())

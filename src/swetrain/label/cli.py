@@ -108,6 +108,7 @@ def tasks(
     repo_dir: Optional[list[str]] = typer.Option(None, "--repo-dir", help="OWNER/NAME=FOLDER: build that repository's card from a folder (a checkout, a Docker image's /testbed copied out); repeatable"),
     no_cards: bool = typer.Option(False, "--no-cards", help="label without repository cards"),
     no_packaged_cards: bool = typer.Option(False, "--no-packaged-cards", help="do not fall back to the cards shipped for the corpus's repositories"),
+    relabel: bool = typer.Option(False, "--relabel", help="replace labels and routes the input rows already have (default: keep them)"),
 ) -> None:
     """Label every valid row; rows lacking required fields are skipped and reported by line.
 
@@ -186,6 +187,12 @@ def tasks(
     from swetrain.label.io import atomic_write_text
 
     labeled = [{k: v for k, v in r.items() if k != "repo_card"} for r in labeled]  # the card's source and hash are in the provenance
+    kept = 0
+    if not relabel:  # rows that came labelled (the built-in suite's routes) keep their labels
+        labeled, kept = keep_existing_labels([r for _, r in good], labeled)
+        if kept:
+            typer.echo(f"kept the existing labels and route of {kept} row(s) (the labeler's are under "
+                       "'labels_predicted'); pass --relabel to replace them", err=True)
     atomic_write_text(out, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in labeled))
     stats = getattr(labeler.backend, "stats", None)
     no_card = sum(1 for r in labeled if not (r.get("label_provenance") or {}).get("repo_card"))
@@ -193,6 +200,22 @@ def tasks(
                + (f"; skipped {len(errors)} row(s) (see above)" if errors else "") + (f"; llm {stats}" if stats else ""))
     if errors:
         raise typer.Exit(1)
+
+
+def keep_existing_labels(inputs: list[dict], labeled: list[dict]) -> tuple[list[dict], int]:
+    """Rows of ``inputs`` that already carry Domain or Task Type labels keep them and their route;
+    the labeler's own labels and route go under ``labels_predicted``. Returns (rows, kept count)."""
+    before = {r.get("instance_id"): r for r in inputs}
+    out, kept = [], 0
+    for row in labeled:
+        old = before.get(row.get("instance_id")) or {}
+        labels = old.get("labels") if isinstance(old.get("labels"), dict) else None
+        if labels and (labels.get("domain") or labels.get("task_type")):
+            row = {**row, "labels_predicted": {"labels": row.get("labels"), "route": row.get("route")},
+                   "labels": labels, "route": old.get("route")}
+            kept += 1
+        out.append(row)
+    return out, kept
 
 
 def _label_each(labeler, good: list, in_path: Path, workers: int, bar, task) -> list[tuple[list[dict], str | None]]:
