@@ -267,7 +267,7 @@ def precision_bench(tiny_path, tokens: int, repeats: int) -> dict:
             row["logprob_absdiff_mean"] = float(diff.mean())
             out[name] = row
             del model
-    print(f"precision on CPU ({torch.get_num_threads()} threads during the update), best of {repeats}:")
+    print(f"precision on CPU ({update_threads()} threads), best of {repeats}:")
     print(f"{'model':22s} {'params':>9s} {'fp32 fwd+bwd':>13s} {'bf16 fwd+bwd':>13s} {'x':>5s} "
           f"{'fp32 score':>11s} {'bf16 score':>11s} {'x':>5s} {'|dlogp| max/mean':>18s}")
     for name, r in out.items():
