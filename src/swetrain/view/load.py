@@ -339,6 +339,12 @@ def _declared(run: Run, rel: str, name: str, obj: Any) -> None:
             run.declared.append({"record": where, "what": f"paired after - before ({paired.get('metric', 'resolved_at_2')})",
                                  "diff": paired.get("diff"), "ci_low": paired.get("ci_low"), "ci_high": paired.get("ci_high"),
                                  "tasks": paired.get("n_tasks")})
+    elif name == "eval.json" and "per_task" in obj and "outcomes" not in obj:
+        # swetrain experts' per-model record: {model, per_task: {id: score}}
+        scores = [v for v in (obj.get("per_task") or {}).values() if isinstance(v, (int, float))]
+        if scores:
+            run.declared.append({"record": where, "what": f"model {obj.get('model', '?')}: mean task score",
+                                 "score": sum(scores) / len(scores), "tasks": len(scores)})
     elif name == "eval.json":
         try:
             from swetrain.eval.protocol import summarize_record
