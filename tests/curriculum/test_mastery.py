@@ -110,3 +110,24 @@ def test_missing_file(tmp_path):
     with pytest.raises(MasteryError, match="does not exist"):
         MasteryMap.load(tmp_path / "nope.json")
     assert MasteryMap.load_or_new(tmp_path / "nope.json", "p").policy == "p"
+
+
+def test_estimate_mastery_samples_with_the_given_top_p_and_top_k(tmp_path):
+    """Issue 34's bug: mastery estimates ignored top-p / top-k (the paper preset's 0.95 / 20)."""
+    from swetrain.agent.scripted import ScriptedPolicy, TurnScript, load_tokenizer
+    from swetrain.curriculum.mastery import estimate_mastery
+    from swetrain.policy.tiny import ensure_tiny
+    from swetrain.tasks.builtin import load_builtin
+
+    seen = []
+
+    class Recording(ScriptedPolicy):
+        def generate(self, prompts, config):
+            seen.append((config.top_p, config.top_k, config.temperature))
+            return super().generate(prompts, config)
+
+    policy = Recording(load_tokenizer(str(ensure_tiny())), TurnScript([]))
+    task = sorted(load_builtin(split="train"), key=lambda t: t.instance_id)[0]
+    estimate_mastery(policy, [task], tmp_path / "m", MasteryMap(policy="x"), phase="base", rollouts=1, max_turns=1,
+                     temperature=1.0, top_p=0.95, top_k=20)
+    assert seen and set(seen) == {(0.95, 20, 1.0)}

@@ -286,6 +286,8 @@ def estimate_mastery(
     max_new_tokens: int = 192,
     max_context_tokens: int = 3072,
     temperature: float = 0.5,
+    top_p: float = 1.0,
+    top_k: int = 0,
     verifier: Any = None,
     on_result: Any = None,
     edit_match: str = "exact",
@@ -303,7 +305,8 @@ def estimate_mastery(
     report, trajs = run_local(
         policy, tasks, out_dir, chains=rollouts, attempts=1, context_variant="none", seed=seed,
         max_turns=max_turns, max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens,
-        temperature=temperature, workers=workers, verifier=verifier, on_result=on_result, edit_match=edit_match,
+        temperature=temperature, top_p=top_p, top_k=top_k, workers=workers, verifier=verifier, on_result=on_result,
+        edit_match=edit_match,
     )
     changes = update_from_trajectories(mastery, trajs, phase)
     return {**changes, "skipped": dict(report.skipped_tasks)}

@@ -177,7 +177,8 @@ class ExpertsPipeline:
         return estimate_mastery(
             self._policy(model), tasks, out_dir, mastery, phase=phase, rollouts=self.cfg.mastery.rollouts,
             seed=self.cfg.seed, workers=s.workers, max_turns=s.max_turns, max_new_tokens=s.max_new_tokens,
-            max_context_tokens=s.max_context_tokens, temperature=s.temperature, verifier=self.verifier,
+            max_context_tokens=s.max_context_tokens, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
+            verifier=self.verifier,
         )
 
     def train_config(self, recipe: str, steps: int, tasks_per_step: int, group: int, lr: float,
