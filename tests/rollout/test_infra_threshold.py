@@ -49,3 +49,24 @@ def test_the_threshold_is_configurable(policy, tmp_path):
     assert report.infra_failures == 3
     with pytest.raises(ValueError, match="max_infra_fraction"):
         _config(max_infra_fraction=0.0)
+
+
+def test_a_run_reads_no_earlier_rows_of_its_store(policy, tmp_path):
+    """A trainer appends every step to one store: step N must not re-read steps 1..N-1 (issue 34)."""
+    from swetrain.rollout.store import TrajectoryStore
+
+    class Counting(TrajectoryStore):
+        rows_read = 0
+
+        def read_table(self, *args, **kwargs):
+            table = super().read_table(*args, **kwargs)
+            Counting.rows_read += table.num_rows
+            return table
+
+    store = Counting(tmp_path / "run")
+    engine = RolloutEngine(policy, backend="local", config=_config())
+    tasks = _tasks(tmp_path, broken=0, good=2)
+    first = engine.run(tasks[:1], store, resume=False)  # as the trainer runs each step
+    second = engine.run(tasks[1:], store, resume=False)
+    assert Counting.rows_read == 0 and store.count() == 2
+    assert first.metrics["trajectories"] == second.metrics["trajectories"] == 1

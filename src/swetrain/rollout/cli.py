@@ -197,6 +197,9 @@ def rollout(
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(code=1) from None
         progress.update(bar, completed=total)
+    from swetrain.rollout.engine import summarize
+
+    report.metrics = summarize(store.read_all(), attempts)  # the whole run directory, resumed chains included
     summary = {
         "run_dir": str(out),
         "tasks": len(task_list),

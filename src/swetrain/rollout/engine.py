@@ -357,6 +357,7 @@ class RolloutEngine:
         _announce_isolation_once(store.run_dir, self.config.sandbox)
         started = time.monotonic()
         report = RolloutReport()
+        fresh: list[Trajectory] = []
         jobs = self.jobs(tasks)
         if resume:
             for part, problem in store.drop_unreadable():
@@ -371,6 +372,7 @@ class RolloutEngine:
             report.infra_failures += result.infra_failures
             if result.ok:
                 store.append(result.trajectories)
+                fresh.extend(result.trajectories)
                 report.chains_done += 1
                 report.trajectories += len(result.trajectories)
             else:
@@ -384,7 +386,8 @@ class RolloutEngine:
         else:
             self._run_ray(jobs, collect, report)
         report.seconds = time.monotonic() - started
-        report.metrics = summarize(store.read_all(), self.config.attempts)
+        # this run's trajectories only: a trainer's step must not re-read every earlier step's rows
+        report.metrics = summarize(fresh, self.config.attempts)
         check_infra_fraction(report, self.config.max_infra_fraction)
         return report
 
