@@ -1,15 +1,18 @@
-"""Integrity of the shipped built-in suite (tasks.jsonl + repos/): size, splits, labels, and a
-sample verified through the real verifier (buggy -> unresolved, gold -> resolved)."""
+"""Integrity of the shipped built-in suite (tasks.jsonl + repos/): size, splits, labels, tiers, and
+a sample verified through the real verifier (buggy -> unresolved, gold -> resolved)."""
 
 from __future__ import annotations
 
 import collections
+import hashlib
 import random
 
 import pytest
 
 from swetrain.tasks.builtin import SPLITS, TASKS_FILE, load_builtin, load_catalog, repo_name, shipped_tasks
 from swetrain.tasks.builtin.build import HELDOUT_REPOS, split_of
+from swetrain.tasks.record import task_tier
+from swetrain.tasks.synth.mutate import CRASH_EXCEPTION, CRASH_KINDS, KINDS
 from swetrain.tasks.synth.pipeline import NOOP_PATCH
 from swetrain.tasks.synth.statement import leaks
 
@@ -140,3 +143,65 @@ def test_another_tasks_file_never_replaces_the_suites_snapshot(home, tmp_path):
         assert git(t.source_path(), "cat-file", "-t", t.base_commit).stdout.decode().strip() == "commit"
     assert git(one.source_path(), "cat-file", "-t", one.base_commit).stdout.decode().strip() == "commit"
     assert [t.source_path() for t in load_builtin() if repo_name(t) == repo] == [t.source_path() for t in same_repo]
+
+
+# The 255 standard-tier rows as first shipped: sha256 of their JSONL lines, sorted and joined by
+# newlines. The easy tier was appended next to them (build --append); they must never change.
+STANDARD_ROWS = 255
+STANDARD_ROWS_SHA256 = "456e48a6297d1be631e98d071a41a71af40206c614494fb12a8cb707fb12771a"
+
+
+def test_standard_rows_are_byte_identical(shipped):
+    lines = TASKS_FILE.read_bytes().splitlines()
+    assert len(lines) == len(shipped)
+    standard = sorted(ln for ln, t in zip(lines, shipped) if task_tier(t) == "standard")
+    assert len(standard) == STANDARD_ROWS
+    assert hashlib.sha256(b"\n".join(standard)).hexdigest() == STANDARD_ROWS_SHA256
+
+
+def test_tiers_are_labelled_and_in_both_splits(shipped):
+    tiers = collections.Counter((task_tier(t), t.split) for t in shipped)
+    assert set(tiers) == {(tier, split) for tier in ("standard", "easy") for split in SPLITS}, tiers
+    for t in shipped:
+        kind = t.labels["synth"]["kind"]
+        if task_tier(t) == "easy":
+            assert t.labels["tier"] == "easy" and kind in CRASH_KINDS, t.instance_id
+            assert t.labels["task_type"] == {"l1": "bug_fix", "l2": "crash_exception"}
+            assert f"-{kind}-" in t.instance_id
+            text = t.problem_statement
+            assert "Traceback (most recent call last):" in text and CRASH_EXCEPTION[kind] in text, t.instance_id
+            assert f'File "{t.labels["synth"]["file"]}", line ' in text, t.instance_id
+        else:
+            assert "tier" not in t.labels and kind in KINDS, t.instance_id
+    easy_held = [t for t in shipped if task_tier(t) == "easy" and t.split == "heldout"]
+    assert {repo_name(t) for t in easy_held} >= set(HELDOUT_REPOS)
+    assert {t.labels["synth"]["kind"] for t in shipped if task_tier(t) == "easy"} == set(CRASH_KINDS)
+
+
+@pytest.mark.slow
+def test_easy_tier_sample_crashes_before_and_resolves_with_gold(home):
+    """One easy task per crash kind (both splits represented), through the real verifier: the
+    buggy tree's FAIL_TO_PASS tests crash with the kind's exception in a traceback through the
+    mutated file; the gold patch resolves the task."""
+    from swetrain.env.verifier import Verifier
+
+    easy = [t for t in load_builtin() if task_tier(t) == "easy"]
+    rng = random.Random(0)
+    sample = []
+    for i, kind in enumerate(CRASH_KINDS):
+        split = SPLITS[i % 2]
+        pool = [t for t in easy if t.labels["synth"]["kind"] == kind and t.split == split] or \
+            [t for t in easy if t.labels["synth"]["kind"] == kind]
+        sample.append(rng.choice(sorted(pool, key=lambda t: t.instance_id)))
+    assert {t.split for t in sample} == set(SPLITS)
+    v = Verifier(timeout_s=120)
+    for t in sample:
+        buggy = v.verify(t, NOOP_PATCH)
+        assert buggy.patch_applied and not buggy.resolved and not buggy.infra_failure, t.instance_id
+        failed = {r.test_id: r.traceback for r in buggy.tests if r.status in ("FAILED", "ERROR")}
+        assert set(t.FAIL_TO_PASS) <= set(failed), t.instance_id
+        kind, path = t.labels["synth"]["kind"], t.labels["synth"]["file"]
+        shown = [failed[f] for f in t.FAIL_TO_PASS if CRASH_EXCEPTION[kind] in failed[f] and path in failed[f]]
+        assert shown, (t.instance_id, failed[t.FAIL_TO_PASS[0]][-800:])
+        gold = v.verify(t, t.patch)
+        assert gold.resolved and not gold.infra_failure, (t.instance_id, gold.diagnostics)
