@@ -314,7 +314,7 @@ def test_sandbox_crashes_are_infra_failures(task, tokenizer, tmp_path):
     # the verifier's sandbox killed while it runs the tests: infra, retried, stored once
     engine = RolloutEngine(gold_policy(tokenizer, task), backend="local", config=config(group=1))
     results = []
-    with Killer("--junitxml", own_sandbox) as killer:
+    with Killer("--swetrain-test-timeout", own_sandbox) as killer:
         report = engine.run([task], tmp_path / "verify", on_result=results.append)
     assert len(killer.killed) == 1
     assert report.infra_failures == 1 and report.chains_done == 1 and not report.skipped_tasks

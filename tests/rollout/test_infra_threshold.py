@@ -32,7 +32,7 @@ def _tasks(tmp_path, broken: int, good: int):
 
 def test_mostly_infra_failures_stop_the_run(policy, tmp_path):
     engine = RolloutEngine(policy, backend="local", config=_config())
-    with pytest.raises(InfraFailureError, match=r"3 of 4 tries \(75%\) were infrastructure failures.*no-venv") as err:
+    with pytest.raises(InfraFailureError, match=r"3 of 4 chains \(75%\) were given up for infrastructure failures.*no-venv") as err:
         engine.run(_tasks(tmp_path, broken=3, good=1), tmp_path / "run")
     assert isinstance(err.value, NoTrajectoryError)  # every caller's one-line handler catches it
 

@@ -276,20 +276,20 @@ class RolloutReport:
 
 
 def infra_fraction(report: RolloutReport) -> float:
-    """Share of the run's tries lost to infrastructure failures (a chain that completed is one
-    try; each try given up for infra is one more)."""
-    tries = report.chains_done + report.infra_failures
-    return report.infra_failures / tries if tries else 0.0
+    """Share of the run's chains given up after infrastructure failures (retries exhausted)."""
+    chains = report.chains_done + report.chains_skipped
+    return report.chains_skipped / chains if chains else 0.0
 
 
 def check_infra_fraction(report: RolloutReport, limit: float) -> None:
     """Raise :class:`InfraFailureError` when more than ``limit`` of the tries were infra failures."""
     frac = infra_fraction(report)
-    if report.infra_failures and frac > limit:
+    # a run that stored nothing is reported by the no-trajectory path (rollout/errors.py)
+    if report.infra_failures and report.chains_done and frac > limit:
         first = next(iter(report.skipped_tasks.values()), "")
         raise InfraFailureError(
-            f"{report.infra_failures} of {report.chains_done + report.infra_failures} tries "
-            f"({100 * frac:.0f}%) were infrastructure failures (limit {100 * limit:.0f}%, "
+            f"{report.chains_skipped} of {report.chains_done + report.chains_skipped} chains "
+            f"({100 * frac:.0f}%) were given up for infrastructure failures (limit {100 * limit:.0f}%, "
             f"rollout.max_infra_fraction): the environment, not the policy, failed"
             + (f"; first: {' '.join(first.split())[:300]}" if first else "")
         )
