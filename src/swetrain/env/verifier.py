@@ -228,14 +228,7 @@ class Verifier:
             if res.returncode != 0:
                 return _infra(iid, f"the task's test patch does not apply after the model patch: {_clip(res.output, 600)}",
                               patch_applied=True, apply_method=method)
-        junit = f".swetrain-junit-{uuid.uuid4().hex[:8]}.xml"
-        base_cmd = task.test_cmd or "python -m pytest"
-        ids = " ".join(shlex.quote(t) for t in task.tests)
-        cmd = (
-            f"export PYTHONPATH={shlex.quote(_plugin_dir(ws))}${{PYTHONPATH:+:$PYTHONPATH}}; "
-            f"{base_cmd} -p swetrain_hang_guard --swetrain-test-timeout={self.test_timeout_s:g} "
-            f"-rA -p no:cacheprovider -o junit_family=xunit1 --junitxml={junit} -- {ids}"
-        )
+        junit, cmd = self._junit_command(task, ws)
         res = ws.run(cmd, timeout=self.timeout_s)
         if res.timed_out:
             return _infra(iid, f"the test run exceeded {self.timeout_s:g}s", patch_applied=True, apply_method=method,
@@ -506,10 +499,8 @@ class Verifier:
         verdict.diagnostics = _diagnostics(verdict, collection, res.output, notes=notes)
         return verdict
 
-    def _run_tests_legacy(self, task: Task, ws: WorkspaceBackend, method: str) -> Verdict:
-        """Tests of a task whose command is not pytest's: junit XML, read safely."""
-        iid = task.instance_id
-        kw = {"patch_applied": True, "apply_method": method}
+    def _junit_command(self, task: Task, ws: WorkspaceBackend) -> tuple[str, str]:
+        """(report path, command): the task's pytest command with the hang guard, writing junit XML."""
         junit = f".swetrain-junit-{uuid.uuid4().hex[:8]}.xml"
         ids = " ".join(shlex.quote(t) for t in task.tests)
         cmd = (
@@ -517,6 +508,13 @@ class Verifier:
             f"{task.test_cmd or 'python -m pytest'} -p swetrain_hang_guard --swetrain-test-timeout={self.test_timeout_s:g} "
             f"-rA -p no:cacheprovider -o junit_family=xunit1 --junitxml={junit} -- {ids}"
         )
+        return junit, cmd
+
+    def _run_tests_legacy(self, task: Task, ws: WorkspaceBackend, method: str) -> Verdict:
+        """Tests of a task whose command is not pytest's: junit XML, read safely."""
+        iid = task.instance_id
+        kw = {"patch_applied": True, "apply_method": method}
+        junit, cmd = self._junit_command(task, ws)
         res = ws.run(cmd, timeout=self.timeout_s)
         if res.timed_out:
             return _infra(iid, f"the test run exceeded {self.timeout_s:g}s", output=res.output, **kw)
