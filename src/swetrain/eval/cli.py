@@ -58,6 +58,7 @@ def evaluate(
     tasks: str = typer.Option("builtin", "--tasks", help="tasks file (JSONL/JSON/Parquet) or 'builtin'"),
     split: str = typer.Option("heldout", "--split", help="only tasks of this split ('' for all)"),
     limit: int = typer.Option(0, "--limit", min=0, help="evaluate this many tasks (seeded shuffle of the split; 0 = all)"),
+    tier: Optional[str] = typer.Option(None, "--tier", help="only tasks of this difficulty tier (easy | standard; default all)"),
     seed: int = typer.Option(0, "--seed", help="seed of the --limit task sample (decoding seeds: --seeds)"),
     out: Path = typer.Option(Path("runs/eval"), "--out", help="run folder (seed-*/trajectories and eval.json); must not hold an evaluation"),
     attempts: int = typer.Option(2, "--attempts", help="K: attempts per task (1-16); a chain stops at its first success"),
@@ -99,12 +100,12 @@ def evaluate(
     if (out / "eval.json").exists():
         raise typer.BadParameter(f"{out} already holds an evaluation (eval.json); choose a new folder", param_hint="--out")
     configure_torch_threads()
-    chosen = _sample_tasks(tasks, split or None, seed, limit)
+    chosen = _sample_tasks(tasks, split or None, seed, limit, tier)
     from swetrain.env.cli import use_sandbox
 
     use_sandbox(sandbox, chosen)
     built = _build_policy(policy)
-    info = {"split": split, "task_source": tasks, "task_sample_seed": seed, "limit": limit}
+    info = {"split": split, "tier": tier, "task_source": tasks, "task_sample_seed": seed, "limit": limit}
     if spec.is_local_model:
         info["policy_path"] = str(spec.model_path())
     console = Console(stderr=True)

@@ -27,7 +27,7 @@ def _load_tasks(spec: str, split: str | None) -> list:
         if spec == "builtin":
             tasks = load_builtin(split)
         else:
-            tasks = load_tasks(spec)
+            tasks = _with_builtin_snapshots(load_tasks(spec))
             if split:
                 tasks = [t for t in tasks if t.split == split]
     except (TaskLoadError, BuiltinError, ValueError, OSError) as exc:  # a malformed row names file:line
@@ -41,12 +41,39 @@ def _load_tasks(spec: str, split: str | None) -> list:
     return tasks
 
 
-def _sample_tasks(spec: str, split: str | None, seed: int, limit: int) -> list:
+def _with_builtin_snapshots(tasks: list) -> list:
+    """Rows of the built-in suite saved to a file (``repo`` ``swetrain-builtin/...``, no ``source``)
+    get the built-in snapshot they name, as ``--tasks builtin`` would; ids not in the shipped suite
+    are left as they are (their workspace error names the missing source)."""
+    if not any(not t.source and not t.environment and t.repo.startswith("swetrain-builtin/") for t in tasks):
+        return tasks
+    from swetrain.tasks.builtin import load_builtin
+
+    snapshots = {t.instance_id: t.source for t in load_builtin(None)}
+    return [t.model_copy(update={"source": snapshots[t.instance_id]})
+            if not t.source and not t.environment and t.instance_id in snapshots else t for t in tasks]
+
+
+def filter_tier(tasks: list, tier: str | None) -> list:
+    """Only the tasks of difficulty ``tier`` (:func:`swetrain.tasks.record.task_tier`), or a usage
+    error naming the tiers there are."""
+    if not tier:
+        return tasks
+    from swetrain.tasks.record import task_tier
+
+    kept = [t for t in tasks if task_tier(t) == tier]
+    if not kept:
+        tiers = sorted({task_tier(t) for t in tasks})
+        raise typer.BadParameter(f"no task has tier {tier!r} (tiers here: {', '.join(tiers) or 'none'})", param_hint="--tier")
+    return kept
+
+
+def _sample_tasks(spec: str, split: str | None, seed: int, limit: int, tier: str | None = None) -> list:
     """The tasks of ``spec``/``split`` in a seeded shuffle of their sorted ids, the first ``limit``
     of them (0 = all): the same choice for the same seed, whatever the file's order."""
     import random
 
-    chosen = sorted(_load_tasks(spec, split), key=lambda t: t.instance_id)
+    chosen = sorted(filter_tier(_load_tasks(spec, split), tier), key=lambda t: t.instance_id)
     random.Random(seed).shuffle(chosen)
     return chosen[:limit] if limit else chosen
 

@@ -330,6 +330,7 @@ class PolicyUpdater:
         params = self._loss_params()
         n_skipped = 0
         n_opt = 0
+        gap_sum, gap_n = 0.0, 0
         self.model.train()
         for _epoch in range(self.optim.epochs):
             # every rank takes the same number of mini-batches (an empty one still steps)
@@ -361,6 +362,10 @@ class PolicyUpdater:
                     b = b.to(self.device)
                     with _autocast(self.device, self.precision):
                         logp = token_logprobs(self.model, b.input_ids, b.attention_mask, b.loss_mask).float()
+                    if n_opt == 0:  # the weights that sampled the batch: learner vs rollout log-probs
+                        rows = (~nob).to(self.device)[:, None] & (b.loss_mask > 0)
+                        gap_sum += float(((logp.detach() - b.behavior_logprobs).abs() * rows).sum())
+                        gap_n += int(rows.sum())
                     if on_policy:  # old = this very forward, detached: ratio 1, clipping inactive
                         b.old_logprobs = logp.detach() * b.loss_mask
                         if bool(nob.any()):
@@ -396,6 +401,10 @@ class PolicyUpdater:
                 n_opt += 1
         out = {k: v / max(n_opt, 1) for k, v in metrics.items()}
         out.update(kl)
+        if gap_n:
+            # mean |log pi_learner - log pi_rollout| over the loss mask of the first optimizer step's
+            # rows (weights not yet moved): ~0 at temperature 1 when ids, mask and log-probs line up
+            out["update/logprob_abs_diff"] = gap_sum / gap_n
         out["update/optimizer_steps"] = float(n_opt)
         out["update/on_policy_shortcut"] = float(on_policy)
         out["update/trajectories"] = float(len(samples))
