@@ -1,4 +1,8 @@
-"""The workspace interface every consumer goes through, and the choice of backend.
+"""The choice of workspace backend, and the workspace interface every consumer goes through.
+
+The interface itself (:class:`WorkspaceBackend`, :class:`Limits`, :class:`CommandResult`,
+:class:`WorkspaceError`, ...) is defined in :mod:`swetrain.env.interface`, which imports no backend,
+and re-exported here; this module picks and opens a backend (:func:`open_workspace`, :func:`preflight`).
 
 A *workspace* is one working copy of a task's repository that an agent acts in and the verifier
 judges in. The tools (:mod:`swetrain.env.tools`), the verifier, the rollout engine, the scripted
@@ -17,112 +21,22 @@ following symlinks, or None when it leads out of the repository.
 
 from __future__ import annotations
 
-import abc
 import os
 from pathlib import Path
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Literal
 
-from swetrain.env.sandbox import CommandResult, Limits
+from swetrain.env.interface import (  # noqa: F401  (the interface, re-exported for callers)
+    CommandResult,
+    DirEntry,
+    Limits,
+    Reader,
+    WorkspaceBackend,
+    WorkspaceError,
+)
 
 SANDBOXES = ("local", "docker")
 Sandbox = Literal["local", "docker"]
-Reader = Callable[[str], "str | None"]
-
-
-@dataclass(frozen=True)
-class DirEntry:
-    """One entry of :meth:`WorkspaceBackend.list_dir`."""
-
-    name: str
-    is_dir: bool  # a folder, or a symlink to one
-    is_link: bool
-
-
-class WorkspaceBackend(abc.ABC):
-    """What a workspace offers, whichever backend holds it."""
-
-    backend: str = ""
-    task: Any
-    limits: Limits
-    isolated: bool
-
-    @property
-    @abc.abstractmethod
-    def agent_root(self) -> str:
-        """The repository root as the agent sees it (``/testbed``)."""
-
-    # ------------------------------------------------------------------ commands and state
-    @abc.abstractmethod
-    def run(self, cmd: str, timeout: float | None = None, *, stdin: bytes | None = None) -> CommandResult:
-        """Run ``cmd`` with ``bash -c`` at the repository root; never raises for a failing command."""
-
-    @abc.abstractmethod
-    def reset(self) -> int:
-        """Restore the task's exact initial state (files, modes, processes); run reset hooks."""
-
-    @abc.abstractmethod
-    def diff(self) -> str:
-        """``git diff --binary`` of the working copy against the task's base state."""
-
-    @abc.abstractmethod
-    def add_reset_hook(self, hook: Callable[[], None]) -> None:
-        """Call ``hook()`` on every reset."""
-
-    @abc.abstractmethod
-    def close(self) -> None:
-        """Kill every process and remove the working copy; idempotent."""
-
-    def crashed(self, res: CommandResult) -> bool:
-        """The sandbox itself was killed from outside while ``res``'s command ran (infra, not the agent)."""
-        return False
-
-    # ------------------------------------------------------------------ files (relative paths)
-    @abc.abstractmethod
-    def resolve_path(self, rel: str) -> str | None:
-        """``rel`` with symlinks followed, relative to the root (``"."`` = root); None when it leaves it."""
-
-    @abc.abstractmethod
-    def path_kind(self, rel: str) -> Literal["file", "dir", "other"] | None:
-        """What ``rel`` is (symlinks followed); None when it does not exist."""
-
-    @abc.abstractmethod
-    def read_file(self, rel: str) -> bytes:
-        """The bytes of a file; OSError when it cannot be read."""
-
-    @abc.abstractmethod
-    def write_file(self, rel: str, data: bytes) -> None:
-        """Write a file (parents created; an existing file keeps its mode)."""
-
-    @abc.abstractmethod
-    def remove_file(self, rel: str) -> None:
-        """Delete a file if it exists."""
-
-    @abc.abstractmethod
-    def list_dir(self, rel: str) -> list[DirEntry]:
-        """The entries of a folder, sorted by name."""
-
-    @abc.abstractmethod
-    def walk(self, rel: str) -> Iterator[tuple[str, bytes]]:
-        """``(path, content)`` of every regular, non-symlink file under ``rel`` whose path has no
-        hidden (dot) component below ``rel``, in sorted walk order."""
-
-    @abc.abstractmethod
-    def reader(self) -> Reader:
-        """Read the current tree's text files (None when absent); ValueError for a path leading out
-        (``swetrain.env.protect`` reads pytest configuration through it)."""
-
-    @abc.abstractmethod
-    def base_reader(self) -> Reader:
-        """The same over the task's initial state."""
-
-    # ------------------------------------------------------------------ lifetime
-    def __enter__(self) -> WorkspaceBackend:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 _DEFAULT: list[str] = []
@@ -206,7 +120,7 @@ def preflight(sandbox: str, tasks: Any) -> None:
 def local_preflight(tasks: list) -> None:
     """Each distinct environment of ``tasks`` (the default one when a task names none) can run tests."""
     from swetrain.env.taskenv import TaskEnvError, check_environment, default_task_env
-    from swetrain.env.workspace import PYTEST_PLUGIN_DIR, WorkspaceError
+    from swetrain.env.workspace import PYTEST_PLUGIN_DIR
 
     envs: dict[str, str] = {}
     for task in tasks or [None]:

@@ -23,7 +23,7 @@ initial state), so a reset only swaps it in and removes the old one in the backg
 (``bench/env_bench.py`` measured the options; see docs/env.md). ``diff()`` runs git inside the container against the
 commit ``HEAD`` named when the container started, with a throw-away index and object folder and
 hooks/fsmonitor off. Infrastructure failures (daemon down, image missing, the container killed or
-out of memory) raise :class:`~swetrain.env.workspace.WorkspaceError` or make :meth:`crashed` true,
+out of memory) raise :class:`~swetrain.env.interface.WorkspaceError` or make :meth:`crashed` true,
 never look like a failing command.
 """
 
@@ -41,10 +41,18 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from swetrain.env.backend import DirEntry, Reader, WorkspaceBackend
-from swetrain.env.docker_client import LABEL, OWNER_LABEL, DockerUnavailable, docker_client, owner_id, register
-from swetrain.env.sandbox import SANDBOX_ROOT, CommandResult, Limits, _Capture
-from swetrain.env.workspace import PYTEST_PLUGIN_DIR, WorkspaceError
+from swetrain.env.interface import CommandResult, DirEntry, Limits, OutputCapture, Reader, WorkspaceBackend, WorkspaceError
+from swetrain.env.docker_client import (  # noqa: F401  (docker_isolation_note re-exported)
+    LABEL,
+    OWNER_LABEL,
+    DockerUnavailable,
+    docker_client,
+    docker_isolation_note,
+    owner_id,
+    register,
+)
+from swetrain.env.sandbox import SANDBOX_ROOT
+from swetrain.env.workspace import PYTEST_PLUGIN_DIR
 
 IMAGE_PREFIX = "docker://"
 PLUGIN_TARGET = "/opt/swetrain/pytest_plugins"  # where the verifier's pytest plugins are copied in
@@ -311,7 +319,7 @@ class DockerWorkspace(WorkspaceBackend):
             stream = api.exec_start(ex["Id"], stream=True)
         except _docker_errors() as exc:
             return self._infra_result(str(exc), start)
-        cap = _Capture(self.limits.output_head_chars, self.limits.output_tail_chars)
+        cap = OutputCapture(self.limits.output_head_chars, self.limits.output_tail_chars)
         broken: list[BaseException] = []
 
         def pump() -> None:
@@ -646,9 +654,3 @@ def docker_preflight(tasks: list[Any]) -> None:
                 f"`docker pull {image}` (our own tasks: `swetrain env build-image`)"
             ) from None
         seen.add(image)
-
-
-def docker_isolation_note() -> str:
-    return ("isolated: docker sandbox (one container per workspace of the task's image, --network none, pids/memory/"
-            "CPU limits, no capabilities; the agent sees the image's /testbed)")
-

@@ -118,3 +118,9 @@ def docker_available() -> bool:
     except DockerUnavailable:
         return False
     return True
+
+
+def docker_isolation_note() -> str:
+    """One line saying how the docker backend isolates agent commands (``env selfcheck``, run records)."""
+    return ("isolated: docker sandbox (one container per workspace of the task's image, --network none, pids/memory/"
+            "CPU limits, no capabilities; the agent sees the image's /testbed)")

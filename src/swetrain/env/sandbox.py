@@ -29,35 +29,12 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from swetrain.env.interface import CommandResult, Limits, OutputCapture  # noqa: F401  (Limits, CommandResult re-exported)
 
 SANDBOX_ROOT = "/testbed"  # where the workspace appears inside the sandbox (R2E-Gym/SWE-bench convention)
 MARKER_VAR = "SWETRAIN_WORKSPACE_ID"  # every command carries it; lets reset find escaped processes
-
-
-class Limits(BaseModel):
-    """Resource limits of one command (all per command)."""
-
-    timeout_s: float = Field(default=120.0, gt=0, description="wall-clock limit")
-    cpu_s: int = Field(default=600, gt=0, description="RLIMIT_CPU seconds per process")
-    memory_bytes: int = Field(default=8 << 30, gt=0, description="RLIMIT_AS bytes per process")
-    file_size_bytes: int = Field(default=512 << 20, gt=0, description="RLIMIT_FSIZE: largest file a command may write")
-    nproc: int = Field(default=512, gt=0, description="processes/threads at once (pids cgroup or RLIMIT_NPROC)")
-    output_head_chars: int = Field(default=8000, ge=0, description="output kept from the start")
-    output_tail_chars: int = Field(default=8000, ge=0, description="output kept from the end")
-
-
-class CommandResult(BaseModel):
-    """What one command did. ``output`` is stdout+stderr merged, cut head+tail when too long."""
-
-    returncode: int
-    output: str
-    timed_out: bool = False
-    truncated: bool = False
-    duration_s: float = 0.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -104,7 +81,7 @@ RUNTIME_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 def isolation_record(sandbox: str = "local") -> dict:
     """How agent commands are isolated on this machine, as recorded in a run directory."""
     if sandbox == "docker":
-        from swetrain.env.docker_backend import docker_isolation_note
+        from swetrain.env.docker_client import docker_isolation_note
 
         return {"isolated": True, "backend": "docker", "agent_root": SANDBOX_ROOT, "network": False,
                 "visible": ["the task image's filesystem"], "note": docker_isolation_note()}
@@ -367,36 +344,6 @@ def kill_marked(marker: str, rounds: int = 20) -> int:
 # running
 
 
-@dataclass
-class _Capture:
-    head_limit: int
-    tail_limit: int
-    head: bytearray = field(default_factory=bytearray)
-    tail: bytearray = field(default_factory=bytearray)
-    total: int = 0
-
-    def feed(self, data: bytes) -> None:
-        self.total += len(data)
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        if data and self.tail_limit > 0:
-            self.tail += data
-            if len(self.tail) > 2 * self.tail_limit:
-                del self.tail[: len(self.tail) - self.tail_limit]
-
-    def text(self) -> tuple[str, bool]:
-        tail = bytes(self.tail[-self.tail_limit :]) if self.tail_limit > 0 else b""
-        kept = len(self.head) + len(tail)
-        head = bytes(self.head).decode("utf-8", errors="replace")
-        if self.total <= kept:
-            return head + tail.decode("utf-8", errors="replace"), False
-        cut = self.total - kept
-        marker = f"\n\n[... {cut} bytes of output truncated (kept first {len(self.head)} and last {len(tail)}) ...]\n\n"
-        return head + marker + tail.decode("utf-8", errors="replace"), True
-
-
 def _preexec(limits: Limits, cgroup_procs: str | None, nproc_cap: int | None) -> None:
     """Runs in the child between fork and exec: join the cgroup, set rlimits (no locks, no imports)."""
     if cgroup_procs is not None:
@@ -450,7 +397,7 @@ def run_limited(
 ) -> CommandResult:
     """Run ``argv`` with limits; kill its whole process group (and cgroup) when it ends or times out."""
     timeout = limits.timeout_s if timeout is None else timeout
-    cap = _Capture(limits.output_head_chars, limits.output_tail_chars)
+    cap = OutputCapture(limits.output_head_chars, limits.output_tail_chars)
     start = time.monotonic()
     # RLIMIT_NPROC counts every process of the uid and is ignored for root: set it relative to
     # what the user already runs, and only where it means something (no cgroup, not root).
@@ -522,7 +469,7 @@ def _alive_writers(cgroup: PidsCgroup | None) -> bool:
     return bool(cgroup and cgroup.pids())
 
 
-def _drain(fd: int, cap: _Capture) -> bool:
+def _drain(fd: int, cap: OutputCapture) -> bool:
     """Read what is available; True at EOF."""
     while True:
         try:

@@ -33,7 +33,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from swetrain.env.backend import DirEntry, Reader, WorkspaceBackend
+from swetrain.env.interface import DirEntry, Reader, WorkspaceBackend, WorkspaceError
 from swetrain.env.gitutil import GitError, git
 from swetrain.env.protect import tree_reader
 from swetrain.env.sandbox import (
@@ -58,10 +58,6 @@ from swetrain.paths import build_once, cache_dir
 from swetrain.tasks.record import Task
 
 __all__ = ["CommandResult", "Limits", "Workspace", "WorkspaceError", "pristine_snapshot"]
-
-
-class WorkspaceError(RuntimeError):
-    """A workspace could not be created or used; the message names the task and the cause."""
 
 
 _PRISTINE_LOCK = threading.Lock()
