@@ -1,7 +1,7 @@
 """Ray backend of the rollout engine: chain jobs run in Ray actors with their own policy.
 
 Each actor builds its policy from a spec (``build_policy``) and a verifier, then runs
-:func:`~swetrain.rollout.engine.run_chain_job` -- the exact code of the local backend -- and
+:func:`~swetrain.rollout.chain_job.run_chain_job` -- the exact code of the local backend -- and
 returns the chain's trajectories as rows. Only the driver writes the trajectory store.
 
 By default Ray is started on this machine (``ray.init(num_cpus=2, include_dashboard=False)``) and
@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from swetrain.rollout.engine import (
+from swetrain.rollout.chain_job import (
     INFRA_GIVE_UP,
     ChainResult,
     RolloutConfig,
