@@ -246,3 +246,28 @@ def copy_samples(code: Sequence[Sequence[int]], n: int, config: CopyPretrainConf
         out.append(TrainSample(token_ids=seq, loss_mask=mask, segment_ids=[0] * len(seq), behavior_logprobs=[0.0] * len(seq),
                                invalid=[0] * len(seq), advantage=1.0, group="copy"))
     return out
+
+
+@torch.no_grad()
+def induction_accuracy(model: Any, *, vocab_hi: int = 2000, span: int = 32, n: int = 16, seed: int = 0,
+                       min_gap: int = 0, max_gap: int = 16) -> float:
+    """Top-1 accuracy on tokens 2..span of a span's second occurrence (``span`` random ids in
+    ``[10, vocab_hi)``, then ``min_gap``-``max_gap`` random ids, then the span again). The default
+    gap is short; in a real episode the text to copy lies hundreds of tokens back (a path in the
+    traceback, a line in the grep output), which a long ``min_gap`` measures."""
+    if span < 2 or n < 1 or not 0 <= min_gap <= max_gap:
+        raise ValueError(f"induction_accuracy: need span >= 2, n >= 1 and 0 <= min_gap <= max_gap "
+                         f"(got span={span}, n={n}, min_gap={min_gap}, max_gap={max_gap})")
+    vocab_hi = min(vocab_hi, int(model.config.vocab_size))
+    gen = torch.Generator().manual_seed(seed)
+    device = next(model.parameters()).device
+    hits = total = 0
+    for _ in range(n):
+        first = torch.randint(10, vocab_hi, (span,), generator=gen)
+        gap = torch.randint(10, vocab_hi, (int(torch.randint(min_gap, max_gap + 1, (1,), generator=gen)),), generator=gen)
+        x = torch.cat([first, gap, first]).unsqueeze(0).to(device)
+        pred = model(input_ids=x).logits[0].argmax(-1)
+        start = span + gap.numel()  # position of the second occurrence's first token
+        hits += int((pred[start:-1] == x[0, start + 1:]).sum())
+        total += span - 1
+    return hits / total

@@ -420,8 +420,13 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[d
     """Copy-pretrain ``trainer.model`` in place (``cfg.copy_steps``; figures, or None when 0) and
     build the ``cfg.copy_mix`` repeated-code SFT samples; with ``cfg.copy_lr_scale`` != 1, set the
     SFT learning-rate multiplier of the copy-pretrained attention."""
-    from swetrain.recipes.tiny.copy_skill import induction_accuracy
-    from swetrain.recipes.tiny.copy_pretrain import CopyPretrainConfig, code_corpus, copy_pretrained, copy_samples
+    from swetrain.recipes.tiny.copy_pretrain import (
+        CopyPretrainConfig,
+        code_corpus,
+        copy_pretrained,
+        copy_samples,
+        induction_accuracy,
+    )
 
     ccfg = CopyPretrainConfig(steps=max(cfg.copy_steps, 1), easy_steps=max(cfg.copy_easy_steps, 1), seed=cfg.seed,
                               long_gap=cfg.copy_long_gap, long_fraction=cfg.copy_long_fraction, lr=cfg.copy_lr)
