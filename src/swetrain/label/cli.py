@@ -290,7 +290,9 @@ def report(
             console.print(t)
 
 
-from swetrain.label import cli_eval as _cli_eval  # noqa: E402,F401 - registers corpus/train/eval on label_app
+from swetrain.label.cli_eval import register_commands  # noqa: E402
+
+register_commands(label_app)  # corpus, train, eval (after audit/tasks/report, as `--help` lists them)
 
 
 def register(app: typer.Typer) -> None:

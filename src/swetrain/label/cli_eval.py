@@ -1,4 +1,8 @@
-"""``swetrain label corpus build | train | eval``: the development corpus, the learned labeler, evaluation."""
+"""``swetrain label corpus build | train | eval``: the development corpus, the learned labeler, evaluation.
+
+:mod:`swetrain.label.cli` adds these commands to ``swetrain label`` with :func:`register_commands`
+(this module does not import it).
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,7 @@ from typing import Any, Optional
 
 import typer
 
-from swetrain.label.cli import label_app
-
 corpus_app = typer.Typer(help="The labeled development corpus (ids + labels; texts joined from the shared data).", no_args_is_help=True)
-label_app.add_typer(corpus_app, name="corpus")
 
 
 def _fail(message: str, code: int = 2) -> None:
@@ -77,10 +78,10 @@ def corpus_export(
     """Write the corpus rows with their joined texts and WITHOUT gold labels (input for `label tasks`)."""
     import random
 
-    from swetrain.label.crossval import _inputs
+    from swetrain.label.crossval import labeler_inputs
     from swetrain.label.io import atomic_write_text
 
-    rows = _inputs(_load(corpus, data_dir))
+    rows = labeler_inputs(_load(corpus, data_dir))
     if sample and sample < len(rows):
         order = list(range(len(rows)))
         random.Random(seed).shuffle(order)
@@ -135,7 +136,6 @@ def _featurizer():
     return feat
 
 
-@label_app.command("train")
 def train(
     corpus: Optional[Path] = typer.Option(None, "--corpus", help="corpus file (default: the packaged one)"),
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", help="shared data folder with the issue texts"),
@@ -180,7 +180,6 @@ def _print_result(result: dict[str, Any], as_json: bool, matrices: bool) -> None
         console.print(t)
 
 
-@label_app.command("eval")
 def evaluate_cmd(
     gold: Optional[Path] = typer.Argument(None, help="gold labels JSONL (instance_id + labels), e.g. the corpus"),
     pred: Optional[Path] = typer.Argument(None, help="predicted labels JSONL (output of `label tasks`)"),
@@ -292,3 +291,10 @@ def plot_against_gold(gold: Path, pred: Path, folder: Path) -> None:
     paths = plot_confusions(result, folder)
     curve = plot_coverage(result, folder)
     typer.echo(f"plots: {len(paths)} confusion matrices" + (", abstain curve" if curve else "") + f" -> {folder}")
+
+
+def register_commands(label_app: typer.Typer) -> None:
+    """Add ``corpus build|check|export``, ``train`` and ``eval`` to ``label_app`` (``swetrain label``)."""
+    label_app.add_typer(corpus_app, name="corpus")
+    label_app.command("train")(train)
+    label_app.command("eval")(evaluate_cmd)

@@ -32,14 +32,14 @@ def with_cards(rows: Sequence[Mapping[str, Any]], cards: Mapping[str, Any] | Non
     return out
 
 
-def _inputs(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def labeler_inputs(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Corpus rows without their gold (what a labeler sees)."""
     return [{k: v for k, v in r.items() if k not in GOLD_KEYS} for r in rows]
 
 
 def train_model(rows: Sequence[Mapping[str, Any]], featurizer: Featurizer, seed: int = 0, c: float = DEFAULT_C,
                 meta: Mapping[str, Any] | None = None) -> LearnedModel:
-    evs = [from_issue_change(r) for r in _inputs(rows)]
+    evs = [from_issue_change(r) for r in labeler_inputs(rows)]
     x, _ = featurizer.transform(evs)
     return LearnedModel.fit(x, [r["labels"] for r in rows], [r["repo"] for r in rows], featurizer.names, seed=seed, c=c, meta=meta,
                             domain_classes=featurizer.domain_families)
@@ -56,7 +56,7 @@ def cross_validate(rows: Sequence[Mapping[str, Any]], k: int = 5, seed: int = 0,
     feat = featurizer or Featurizer(tax)
     folds = grouped_folds([r["repo"] for r in rows], k, seed)
     preds: list[dict[str, Any] | None] = [None] * len(rows)
-    inputs = _inputs(rows)
+    inputs = labeler_inputs(rows)
     feat.transform([from_issue_change(r) for r in inputs])  # featurise every row once (memoised; one embedding cache entry)
     for fi, test in enumerate(folds):
         train = np.setdiff1d(np.arange(len(rows)), test)

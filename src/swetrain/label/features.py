@@ -39,7 +39,7 @@ import numpy as np
 
 from swetrain.label.adapters import Evidence
 from swetrain.label.io import atomic_write_bytes
-from swetrain.label.offline import _CI_PATH, _DEPLOY_PATH, _DOC_PATH, _PKG_PATH, OfflineBackend, _module_key
+from swetrain.label.offline import CI_PATH, DEPLOY_PATH, DOC_PATH, PKG_PATH, OfflineBackend, module_key
 from swetrain.label.taxonomy import SCALE_DIMENSIONS, Taxonomy
 
 FEATURE_VERSION = "feat-v3"
@@ -178,13 +178,13 @@ class Featurizer:
         code = st.files
         flags = [
             float(not code and bool(st.test_files)),
-            float(bool(code) and all(_DOC_PATH.search(p) for p in code)),
-            float(bool(code) and all(_CI_PATH.search(p) for p in code)),
-            float(bool(code) and all(_PKG_PATH.search(p) for p in code)),
-            float(any(_DEPLOY_PATH.search(p) for p in code)),
+            float(bool(code) and all(DOC_PATH.search(p) for p in code)),
+            float(bool(code) and all(CI_PATH.search(p) for p in code)),
+            float(bool(code) and all(PKG_PATH.search(p) for p in code)),
+            float(any(DEPLOY_PATH.search(p) for p in code)),
             float(st.empty),
         ]
-        counts = [len(code), len(st.test_files), st.added, st.removed, st.hunks, len({_module_key(p) for p in code}), len(ev.statement)]
+        counts = [len(code), len(st.test_files), st.added, st.removed, st.hunks, len({module_key(p) for p in code}), len(ev.statement)]
         return [math.log1p(c) for c in counts] + flags
 
     def heuristics(self, ev: Evidence, task_l1: str) -> dict[str, str]:

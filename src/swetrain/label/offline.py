@@ -85,10 +85,11 @@ def _fmt(scored: _Scored) -> str:
     return f"{scored.name} ({'; '.join(bits) or 'no signal'}; score {scored.score:.2f})"
 
 
-_DOC_PATH = re.compile(r"(^|/)(docs?|documentation)/|\.(rst|md|txt|adoc)$", re.I)
-_CI_PATH = re.compile(r"(^|/)\.github/workflows/|\.travis\.yml$|\.gitlab-ci\.yml$|azure-pipelines|\.circleci/", re.I)
-_PKG_PATH = re.compile(r"(^|/)(setup\.py|setup\.cfg|pyproject\.toml|MANIFEST\.in|package\.json|Cargo\.toml)$")
-_DEPLOY_PATH = re.compile(r"(^|/)(Dockerfile[^/]*|docker-compose[^/]*\.ya?ml)$|(^|/)(helm|k8s|deploy)/")
+#: paths of documentation, CI configuration, packaging metadata and deployment files (change kinds)
+DOC_PATH = re.compile(r"(^|/)(docs?|documentation)/|\.(rst|md|txt|adoc)$", re.I)
+CI_PATH = re.compile(r"(^|/)\.github/workflows/|\.travis\.yml$|\.gitlab-ci\.yml$|azure-pipelines|\.circleci/", re.I)
+PKG_PATH = re.compile(r"(^|/)(setup\.py|setup\.cfg|pyproject\.toml|MANIFEST\.in|package\.json|Cargo\.toml)$")
+DEPLOY_PATH = re.compile(r"(^|/)(Dockerfile[^/]*|docker-compose[^/]*\.ya?ml)$|(^|/)(helm|k8s|deploy)/")
 _CODE_FENCE = re.compile(r"```\s*([A-Za-z+#-]+)")
 _FILE_MENTION = re.compile(r"\b[\w/.-]+(\.[A-Za-z]{1,6})\b")
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s+at [\w.$]+\(|panic:|Error:|Exception", re.M)
@@ -105,7 +106,8 @@ _SPEC_SIGNAL = re.compile(
 )
 
 
-def _module_key(path: str) -> str:
+def module_key(path: str) -> str:
+    """The module a changed file belongs to: its first two folders (``"."`` for a top-level file)."""
     parts = PurePosixPath(path).parts[:-1]
     return "/".join(parts[:2]) if parts else "."
 
@@ -222,16 +224,16 @@ class OfflineBackend:
             key = "test-add" if re.search(r"\b(add|missing|new|more) tests?\b|\buntested\b", ev.statement, re.I) else "test-fix"
             by[key].score += 3.0
             by[key].hits.append("<only test files changed>")
-        if code and all(_DOC_PATH.search(p) for p in code):
+        if code and all(DOC_PATH.search(p) for p in code):
             by["user-docs"].score += 3.0
             by["user-docs"].hits.append("<only documentation files changed>")
-        if code and all(_CI_PATH.search(p) for p in code):
+        if code and all(CI_PATH.search(p) for p in code):
             by["ci-fix"].score += 3.0
             by["ci-fix"].hits.append("<only CI files changed>")
-        if code and all(_PKG_PATH.search(p) for p in code):
+        if code and all(PKG_PATH.search(p) for p in code):
             by["packaging"].score += 2.0
             by["packaging"].hits.append("<only packaging files changed>")
-        if code and any(_DEPLOY_PATH.search(p) for p in code):
+        if code and any(DEPLOY_PATH.search(p) for p in code):
             by["deployment"].score += 2.0
             by["deployment"].hits.append("<deployment files changed>")
 
@@ -319,7 +321,7 @@ class OfflineBackend:
             scope = "cross_module" if sig["scope.cross_module"] else "multi_file_same_module" if sig["scope.multi_file_same_module"] else "single_file"
         elif len(files) == 1:
             scope = "single_file"
-        elif len({_module_key(p) for p in files}) == 1:
+        elif len({module_key(p) for p in files}) == 1:
             scope = "multi_file_same_module"
         else:
             scope = "cross_module"
@@ -351,7 +353,7 @@ class OfflineBackend:
         if st.empty:
             why = "no change evidence: levels from the statement's scale signals"
         else:
-            why = f"{len(st.files)} code file(s) in {len({_module_key(p) for p in st.files}) if st.files else 0} package dir(s), {len(st.test_files)} test file(s), +{st.added}/-{st.removed} lines, {st.hunks} hunk(s)"
+            why = f"{len(st.files)} code file(s) in {len({module_key(p) for p in st.files}) if st.files else 0} package dir(s), {len(st.test_files)} test file(s), +{st.added}/-{st.removed} lines, {st.hunks} hunk(s)"
         fired = [f"{k}: {', '.join(map(repr, v[:2]))}" for k, v in sig.items() if v]
         if fired:
             why += "; scale signals " + "; ".join(fired[:3])
