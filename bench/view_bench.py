@@ -69,7 +69,7 @@ def bench_cli(run: Path, repeats: int) -> dict:
 
 def bench_stages(run: Path) -> dict:
     from swetrain.view import build as B
-    from swetrain.view.html import _json, render_page
+    from swetrain.view.html import compact_json, render_page
     from swetrain.view.load import iter_rows, open_run, task_labels
     from swetrain.view.tokens import find_vocab
 
@@ -94,7 +94,7 @@ def bench_stages(run: Path) -> dict:
     st["render_html_s"] = time.perf_counter() - t0
     tokens = sum(d["tokens"]["n"] for d in view.episodes.values())
     return {**st, "episodes": len(view.index), "tasks": len({e["iid"] for e in view.index}), "tokens": tokens,
-            "json_bytes": len(_json(data).encode()), "html_bytes": len(page.encode()), "labels": len(labels),
+            "json_bytes": len(compact_json(data).encode()), "html_bytes": len(page.encode()), "labels": len(labels),
             "tokenizer": view.vocab.path, "notes": len(view.run.notes)}
 
 

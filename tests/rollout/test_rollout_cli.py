@@ -59,26 +59,26 @@ def test_rollout_cli_bad_tasks_file_and_policy_spec_are_usage_errors(tmp_path):
 def test_tier_filter_keeps_one_tier_and_names_the_tiers_on_a_miss():
     import typer
 
-    from swetrain.rollout.cli import _sample_tasks, filter_tier
+    from swetrain.rollout.cli import filter_tier, sample_tasks
     from swetrain.tasks.record import task_tier
 
-    easy = _sample_tasks("builtin", "heldout", 0, 0, "easy")
+    easy = sample_tasks("builtin", "heldout", 0, 0, "easy")
     assert easy and {task_tier(t) for t in easy} == {"easy"}
-    standard = _sample_tasks("builtin", "heldout", 0, 0, "standard")
+    standard = sample_tasks("builtin", "heldout", 0, 0, "standard")
     assert standard and not {t.instance_id for t in easy} & {t.instance_id for t in standard}
     with pytest.raises(typer.BadParameter, match="tiers here: easy, standard"):
         filter_tier(easy + standard, "hard")
 
 
 def test_builtin_rows_saved_to_a_file_get_their_snapshots(tmp_path):
-    from swetrain.rollout.cli import _load_tasks
+    from swetrain.rollout.cli import load_task_spec
     from swetrain.tasks.builtin import shipped_tasks
 
     rows = [t for t in shipped_tasks() if t.split == "heldout"][:2]
     assert all(not t.source for t in rows)
     path = tmp_path / "two.jsonl"
     path.write_text("".join(t.model_dump_json() + "\n" for t in rows))
-    loaded = _load_tasks(str(path), None)
+    loaded = load_task_spec(str(path), None)
     assert [t.instance_id for t in loaded] == [t.instance_id for t in rows]
     for t in loaded:
         assert t.source and (t.source_path() / ".git").exists()

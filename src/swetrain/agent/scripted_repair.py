@@ -42,9 +42,11 @@ from swetrain.agent.format import tool_call_text
 TEST_CMD = "python -m pytest -q -x --tb=short -p no:cacheprovider 2>&1 | tail -n 25"
 #: Lines of a function the locating grep shows after its ``def`` line.
 GREP_AFTER = 20
-_MODULE = re.compile(r"`([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+)`")
+#: a dotted module name in backticks in issue text (```pkg.mod```); group 1 is the name
+BACKTICKED_MODULE = re.compile(r"`([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+)`")
 _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+?)(?: - .*)?$", re.M)
-_FRAME = re.compile(r"^(\S+\.py):(\d+): in (\w+)", re.M)
+#: a pytest ``--tb=short`` traceback frame ``path.py:LINE: in FUNC``; groups: path, line, function
+TRACEBACK_FRAME = re.compile(r"^(\S+\.py):(\d+): in (\w+)", re.M)
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
 
@@ -89,7 +91,8 @@ def demo_messages(plan: RepairPlan) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------- search
-def _is_test_file(path: str) -> bool:
+def is_test_file(path: str) -> bool:
+    """True for a path of a test file or under a tests folder (``tests/...``, ``test_*.py``, ``conftest.py``)."""
     name = Path(path).name
     return "tests/" in path or path.startswith("tests") or name.startswith("test_") or name == "conftest.py"
 
@@ -121,13 +124,13 @@ def _tree(root: Any) -> SourceTree:
 def _source_files(tree: SourceTree) -> list[str]:
     out = []
     for rel in sorted(tree.files):
-        if rel.startswith(".") or "/." in rel or _is_test_file(rel):
+        if rel.startswith(".") or "/." in rel or is_test_file(rel):
             continue
         out.append(rel)
     return out
 
 
-def _functions(source: str) -> list[tuple[str, int, int]]:
+def function_spans(source: str) -> list[tuple[str, int, int]]:
     """(name, ``def`` line, last line) of every function/method in ``source``."""
     try:
         tree = ast.parse(source)
@@ -146,12 +149,12 @@ def issue_targets(root: Any, text: str) -> list[tuple[str, str | None]]:
     the function (``pkg.mod.Class.method`` -> ``("pkg/mod.py", "method")``)."""
     tree = _tree(root)
     out: list[tuple[str, str | None]] = []
-    for dotted in _MODULE.findall(text):
+    for dotted in BACKTICKED_MODULE.findall(text):
         parts = dotted.split(".")
         for cut in range(len(parts), 0, -1):
             base = "/".join(parts[:cut])
             rel = next((r for r in (base + ".py", base + "/__init__.py") if tree.is_file(r)), None)
-            if rel is None or _is_test_file(rel):
+            if rel is None or is_test_file(rel):
                 continue
             target = (rel, parts[-1] if cut < len(parts) else None)
             if target not in out:
@@ -172,7 +175,7 @@ def _candidate_functions(root: Any, output: str, issue: str = "") -> list[tuple[
     def add(path: str, name: str) -> None:
         if (path, name) in seen or path not in sources:
             return
-        for fn, lo, hi in _functions(sources[path]):
+        for fn, lo, hi in function_spans(sources[path]):
             if fn == name:
                 seen.add((path, name))
                 found.append((path, name, lo, hi))
@@ -182,8 +185,8 @@ def _candidate_functions(root: Any, output: str, issue: str = "") -> list[tuple[
     for path, name in targets:
         if name:
             add(path, name)
-    frames = [(m.group(1).lstrip("./"), m.group(3)) for m in _FRAME.finditer(output)]
-    frames = [(p, n) for p, n in frames if not _is_test_file(p)]
+    frames = [(m.group(1).lstrip("./"), m.group(3)) for m in TRACEBACK_FRAME.finditer(output)]
+    frames = [(p, n) for p, n in frames if not is_test_file(p)]
     for path, name in reversed(frames):
         add(path, name)
     files = list(dict.fromkeys([p for p, _ in reversed(frames)] + [p for p, _ in targets]))
@@ -382,7 +385,7 @@ print("SWETRAIN_RESULT " + json.dumps({"index": result}))
 
 def _cited_lines(output: str, path: str) -> list[int]:
     """Line numbers of ``path`` that traceback frames in ``output`` point at."""
-    return [int(m.group(2)) for m in _FRAME.finditer(output) if m.group(1).lstrip("./") == path]
+    return [int(m.group(2)) for m in TRACEBACK_FRAME.finditer(output) if m.group(1).lstrip("./") == path]
 
 
 def _try_edits(workspace: Any, path: str, source: str, edits: list[tuple[int, str]], tests: list[str], *,

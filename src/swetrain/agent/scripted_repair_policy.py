@@ -30,7 +30,7 @@ from typing import Any
 
 from swetrain.agent.chains import CONTEXT_HEADER
 from swetrain.agent.scripted import FINISH_CALL, ScriptState, bash_call, replace_call
-from swetrain.agent.scripted_repair import GREP_AFTER, TEST_CMD, _FRAME, _MODULE, _is_test_file, line_edits
+from swetrain.agent.scripted_repair import GREP_AFTER, TEST_CMD, TRACEBACK_FRAME, BACKTICKED_MODULE, is_test_file, line_edits
 
 MAX_FUNCTIONS = 4  # functions shown by the locating command (keeps the observation short)
 _RESPONSE = re.compile(r"<tool_response>\n(.*?)\n</tool_response>", re.S)
@@ -71,7 +71,7 @@ def target_names(first_output: str, issue: str) -> list[str]:
             out.append(name)
 
     text = issue.split(CONTEXT_HEADER, 1)[0]
-    dotted = _MODULE.findall(text)
+    dotted = BACKTICKED_MODULE.findall(text)
     for name in dotted:
         if len(name.split(".")) >= 3:
             add(name.split(".")[-1])
@@ -79,9 +79,9 @@ def target_names(first_output: str, issue: str) -> list[str]:
         add(name)
     for name in dotted:  # `mod.f` (or a package `pkg.mod`: grep then shows nothing)
         add(name.split(".")[-1])
-    frames = [(m.group(1).lstrip("./"), m.group(3)) for m in _FRAME.finditer(first_output)]
+    frames = [(m.group(1).lstrip("./"), m.group(3)) for m in TRACEBACK_FRAME.finditer(first_output)]
     for path, name in reversed(frames):
-        if not _is_test_file(path):
+        if not is_test_file(path):
             add(name)
     for line in first_output.splitlines():
         for name in _CALL.findall(line):

@@ -71,12 +71,12 @@ def mastery_cmd(
     from swetrain.curriculum.mastery import estimate_mastery
     from swetrain.rollout.errors import NoTrajectoryError
     from swetrain.policy.threads import configure_torch_threads
-    from swetrain.rollout.cli import _build_policy, _policy_spec, _sample_tasks
+    from swetrain.rollout.cli import build_policy, policy_spec, sample_tasks
 
     configure_torch_threads()
-    _policy_spec(policy)
+    policy_spec(policy)
     mastery = _load_map(out, policy, must_exist=False)
-    chosen = _sample_tasks(tasks, split or None, seed, limit)
+    chosen = sample_tasks(tasks, split or None, seed, limit)
     from swetrain.env.backend import default_sandbox
     from swetrain.env.cli import check_sandbox_or_exit
 
@@ -92,7 +92,7 @@ def mastery_cmd(
             bar = progress.add_task(f"mastery {policy}", total=len(chosen) * rollouts)
             try:
                 changes = estimate_mastery(
-                    _build_policy(policy), chosen, runs / phase, mastery, phase=phase, rollouts=rollouts, seed=seed,
+                    build_policy(policy), chosen, runs / phase, mastery, phase=phase, rollouts=rollouts, seed=seed,
                     workers=workers, temperature=temperature, max_turns=max_turns, max_new_tokens=max_new_tokens,
                     on_result=lambda _r: progress.advance(bar),
                 )
@@ -143,11 +143,11 @@ def select_cmd(
 ) -> None:
     """Write the next RL set: the informative frontier (0 < p_hat < 1) plus evidence-backed zeros."""
     from swetrain.curriculum.select import FrontierConfig, refresh_pool, select_frontier
-    from swetrain.rollout.cli import _load_tasks
+    from swetrain.rollout.cli import load_task_spec
     from swetrain.tasks.record import save_tasks
 
     mastery = _load_map(mastery_path)
-    candidates = {t.instance_id: t for t in _load_tasks(tasks, split or None)}
+    candidates = {t.instance_id: t for t in load_task_spec(tasks, split or None)}
     selection = select_frontier(mastery, candidates, FrontierConfig(max_tasks=max_tasks or None,
                                                                     evidence_share=evidence_share, seed=seed))
     chosen = selection.selected

@@ -7,8 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-# Fixed identity and dates make snapshot commits (and thus base_commit) reproducible.
-_GIT_ENV = {
+#: Fixed identity and dates make snapshot commits (and thus base_commit) reproducible.
+GIT_ENV = {
     "GIT_AUTHOR_NAME": "swetrain",
     "GIT_AUTHOR_EMAIL": "swetrain@localhost",
     "GIT_COMMITTER_NAME": "swetrain",
@@ -35,7 +35,7 @@ def git(
 
     ``env`` adds variables (e.g. GIT_DIR, GIT_INDEX_FILE) on top of the fixed identity.
     """
-    env = {**os.environ, **_GIT_ENV, "HOME": os.environ.get("HOME", "/tmp"), **(env or {})}
+    env = {**os.environ, **GIT_ENV, "HOME": os.environ.get("HOME", "/tmp"), **(env or {})}
     proc = subprocess.run(
         ["git", "-c", "core.autocrlf=false", "-c", "safe.directory=*", "-C", str(repo), *args],
         input=input,

@@ -322,7 +322,7 @@ _FLAG_RULES = [
 
 def special_casing_flags(changed: Iterable[str], base_read, post_read) -> list[str]:
     """Added lines of non-test files that special-case the test run (flags, not refusals)."""
-    from swetrain.env.protect import DOC_SUFFIXES, _added_lines
+    from swetrain.env.protect import DOC_SUFFIXES, added_lines
 
     flags = []
     for path in sorted(changed):
@@ -334,7 +334,7 @@ def special_casing_flags(changed: Iterable[str], base_read, post_read) -> list[s
             continue
         if post is None or pre == post:
             continue
-        for lineno, text in _added_lines(pre, post):
+        for lineno, text in added_lines(pre, post):
             for what, rx in _FLAG_RULES:
                 if rx.search(text):
                     snippet = text.strip()[:100]

@@ -169,7 +169,8 @@ def _apply_hunks(pre: str | None, pfile) -> str:
     return "\n".join(out) + ("\n" if out else "")
 
 
-def _parse_patch(patch: str):
+def parse_patch(patch: str):
+    """``patch`` as a ``unidiff.PatchSet``, or None when unidiff cannot parse it."""
     try:
         import unidiff
 
@@ -274,7 +275,7 @@ def _scan_lines(path: str, numbered: Iterable[tuple[int | None, str]]) -> list[V
     return out
 
 
-def _added_lines(pre: str | None, post: str | None) -> list[tuple[int, str]]:
+def added_lines(pre: str | None, post: str | None) -> list[tuple[int, str]]:
     """Lines of ``post`` that ``pre`` does not have (as a multiset; 1-based line numbers in ``post``).
 
     Linear in the file size (no diff alignment): for a line that occurs more often after than
@@ -313,7 +314,7 @@ def _safe_read(reader: Reader, path: str) -> tuple[bool, str | None, str]:
         return False, None, str(exc)
 
 
-def _pure_post_images(pset, read_pre: Reader, want: Callable[[str], bool]) -> dict[str, object]:
+def pure_post_images(pset, read_pre: Reader, want: Callable[[str], bool]) -> dict[str, object]:
     """path -> text after the patch (None = gone) or an _Unapplicable, for paths ``want`` accepts."""
     posts: dict[str, object] = {}
     for pf in pset:
@@ -342,7 +343,7 @@ def _is_config(path: str) -> bool:
 def _pure_violations(patch: str, read_pre: Reader, allowed_sections: list) -> list[Violation]:
     """Config sections (post-images computed from the hunks) and added lines of the patch text."""
     out: list[Violation] = []
-    pset = _parse_patch(patch)
+    pset = parse_patch(patch)
     touched = patch_files(patch)
     if pset is None:  # unparsable by unidiff: scan raw '+' lines, leave config files unchecked
         path = "?"
@@ -358,7 +359,7 @@ def _pure_violations(patch: str, read_pre: Reader, allowed_sections: list) -> li
         out += [Violation(p, UNCHECKED, f"{p}: the patch could not be parsed to compare its pytest section; "
                           f"rule: {UNCHECKED}") for p in sorted(touched) if _is_config(p)]
         return out
-    posts = _pure_post_images(pset, read_pre, _is_config)
+    posts = pure_post_images(pset, read_pre, _is_config)
     for path in sorted(posts):
         post = posts[path]
         if isinstance(post, _Unapplicable):
@@ -397,9 +398,9 @@ def find_violations(
     if reference_patch and reference_patch.strip():
         ref = _pure_violations(reference_patch, read_pre, [])
         allowed_rules = {v.rule for v in ref if v.rule not in ("pytest-config", UNCHECKED)}
-        rset = _parse_patch(reference_patch)
+        rset = parse_patch(reference_patch)
         if rset is not None:
-            for path, post in _pure_post_images(rset, read_pre, _is_config).items():
+            for path, post in pure_post_images(rset, read_pre, _is_config).items():
                 if not isinstance(post, _Unapplicable):
                     try:
                         allowed_sections.append((path, pytest_section(PurePosixPath(path).name, post)))
@@ -424,7 +425,7 @@ def find_violations(
                 if v:
                     found.append(v)
             if pre != post:
-                found += _scan_lines(path, _added_lines(pre, post))
+                found += _scan_lines(path, added_lines(pre, post))
     out += [v for v in found if v.rule not in allowed_rules]
     return out
 

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from swetrain.env.grading import junit_key
-from swetrain.env.protect import _parse_patch, _pure_post_images, patch_files, tree_reader
+from swetrain.env.protect import parse_patch, pure_post_images, patch_files, tree_reader
 from swetrain.tasks.record import Task, ungradable_reason
 
 FAMILIES = {
@@ -126,10 +126,10 @@ def _source_file(task: Task, base) -> str | None:
 
 
 def _gold_post(task: Task, base, path: str) -> str | None:
-    pset = _parse_patch(task.patch or "")
+    pset = parse_patch(task.patch or "")
     if pset is None:
         return None
-    post = _pure_post_images(pset, base, lambda p: p == path).get(path)
+    post = pure_post_images(pset, base, lambda p: p == path).get(path)
     return post if isinstance(post, str) else None
 
 

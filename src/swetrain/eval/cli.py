@@ -84,7 +84,7 @@ def evaluate(
 
     from swetrain.eval.protocol import EvalError, EvalProtocol, parse_seeds, run_eval
     from swetrain.policy.threads import configure_torch_threads
-    from swetrain.rollout.cli import _build_policy, _policy_spec, _sample_tasks
+    from swetrain.rollout.cli import build_policy, policy_spec, sample_tasks
     from swetrain.rollout.errors import NoTrajectoryError
 
     try:
@@ -96,15 +96,15 @@ def evaluate(
         )
     except EvalError as exc:
         raise typer.BadParameter(str(exc)) from None
-    spec = _policy_spec(policy)
+    spec = policy_spec(policy)
     if (out / "eval.json").exists():
         raise typer.BadParameter(f"{out} already holds an evaluation (eval.json); choose a new folder", param_hint="--out")
     configure_torch_threads()
-    chosen = _sample_tasks(tasks, split or None, seed, limit, tier)
+    chosen = sample_tasks(tasks, split or None, seed, limit, tier)
     from swetrain.env.cli import use_sandbox
 
     use_sandbox(sandbox, chosen)
-    built = _build_policy(policy)
+    built = build_policy(policy)
     info = {"split": split, "tier": tier, "task_source": tasks, "task_sample_seed": seed, "limit": limit}
     if spec.is_local_model:
         info["policy_path"] = str(spec.model_path())

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from swetrain.train.config import ConfigError, _read_yaml, apply_overrides, deep_merge, format_validation_error
+from swetrain.train.config import ConfigError, read_yaml, apply_overrides, deep_merge, format_validation_error
 
 PRESETS = ("smoke", "paper")
 
@@ -227,7 +227,7 @@ def load_experts_config(
         data = deep_merge(data, {"smoke": SMOKE, "paper": PAPER}[preset])
         origin.append(f"preset {preset}")
     if config_file:
-        data = deep_merge(data, _read_yaml(Path(config_file)))
+        data = deep_merge(data, read_yaml(Path(config_file)))
         origin.append(f"file {config_file}")
     if overrides:
         data = apply_overrides(data, list(overrides))

@@ -62,9 +62,9 @@ def measure(spec: str, *, batch: int = 4, new_tokens: int = 64, prompt_words: in
 
 
 def _left(prompts: list[list[int]], pad: int):
-    from swetrain.policy.hf import _left_pad
+    from swetrain.policy.hf import left_pad
 
-    return _left_pad(prompts, pad, "cpu")
+    return left_pad(prompts, pad, "cpu")
 
 
 def render(f: dict[str, Any]) -> str:

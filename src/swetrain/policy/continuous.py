@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swetrain.policy.base import Generation, GenerationConfig, PolicyProxy
-from swetrain.policy.hf import HFPolicy, _cache_of, sample_next
+from swetrain.policy.hf import HFPolicy, kv_cache_of, sample_next
 
 
 def supports_continuous(policy: Any) -> bool:
@@ -179,7 +179,7 @@ class ContinuousBatchingPolicy(PolicyProxy):
         prompts = [r.prompt for r in requests]
         ids, mask, positions, merged = policy._batched_prompt(prompts)
         out = policy._forward_prompt(ids, mask, positions, **({policy._cache_arg: merged} if merged is not None else {}))
-        cache = _cache_of(out)
+        cache = kv_cache_of(out)
         rows = [_Row(r, policy.generator(r.seed), policy.token_limit(r.prompt, r.config), policy.stop_ids(r.config),
                      len(r.prompt)) for r in requests]
         config = requests[0].config
@@ -219,7 +219,7 @@ class ContinuousBatchingPolicy(PolicyProxy):
         self._mask = torch.cat([self._mask, self._mask.new_ones((len(rows), 1))], dim=1)
         out = policy.model(input_ids=feed, attention_mask=self._mask, position_ids=positions, use_cache=True,
                            **{policy._cache_arg: self._cache})
-        self._cache = _cache_of(out)
+        self._cache = kv_cache_of(out)
         config = rows[0].request.config
         tokens, lps = sample_next(out.logits[:, -1, :].float(), config.temperature, config.top_p,
                                   [row.generator for row in rows], config.top_k)

@@ -117,12 +117,13 @@ def sample_next(logits, temperature: float, top_p: float, generators: list, top_
     return tokens, logp.gather(-1, tokens[:, None]).squeeze(-1)
 
 
-def _cache_of(output: Any) -> Any:
+def kv_cache_of(output: Any) -> Any:
+    """The KV cache of a transformers forward output (``cache`` or, in older versions, ``past_key_values``)."""
     cache = getattr(output, "cache", None)
     return cache if cache is not None else output.past_key_values
 
 
-def _left_pad(sequences: list[list[int]], pad_id: int, device):
+def left_pad(sequences: list[list[int]], pad_id: int, device):
     """[B, L] ids, attention mask and position ids for left-padded sequences."""
     import torch
 
@@ -164,7 +165,7 @@ def sequence_logprobs(
         if not batch:
             return
         seqs = [sequences[i] for i in batch]
-        ids, mask, positions = _left_pad(seqs, pad_id, device)
+        ids, mask, positions = left_pad(seqs, pad_id, device)
         keep = max(len(sequences[i]) - starts[i] for i in batch) + 1
         try:
             logits = model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False, logits_to_keep=keep).logits
@@ -283,7 +284,7 @@ class HFPolicy:
                 ids, mask, positions, merged = self._batched_prompt(prompts)
                 out = self._forward_prompt(ids, mask, positions, **({self._cache_arg: merged} if merged is not None else {}))
             elif reused is None:
-                ids, mask, positions = _left_pad(prompts, self.pad_id, self.device)
+                ids, mask, positions = left_pad(prompts, self.pad_id, self.device)
                 out = self._forward_prompt(ids, mask, positions)
             else:  # encode only the tokens after the cached prefix
                 ids = torch.tensor([prompts[0][start:]], device=self.device)
@@ -291,7 +292,7 @@ class HFPolicy:
                 positions = torch.arange(start, len(prompts[0]), device=self.device)[None, :]
                 out = self._forward_prompt(ids, mask, positions, **{self._cache_arg: reused})
             prompt_mask = mask
-            cache = _cache_of(out)
+            cache = kv_cache_of(out)
             step = 0
             while True:
                 logits = out.logits[:, -1, :].float()
@@ -317,7 +318,7 @@ class HFPolicy:
                 out = self.model(
                     input_ids=feed, attention_mask=mask, position_ids=positions, use_cache=True, **{self._cache_arg: cache}
                 )
-                cache = _cache_of(out)
+                cache = kv_cache_of(out)
         if single:  # the cache now holds the prompt and every sampled token but the last
             self.prefix_cache.put(prompts[0] + out_ids[0][:-1], cache, self.version)
         elif per_row:

@@ -132,12 +132,12 @@ def default_smollm2_path() -> Path:
 
 def ensure_smollm2() -> Path:
     """The converted SmolLM2 checkpoint, converted once (under a lock) and reused."""
-    from swetrain.policy.tiny import _file_lock
+    from swetrain.policy.tiny import file_lock
 
     path = default_smollm2_path()
     if (path / INFO_FILE).is_file():
         return path
-    with _file_lock(path.with_name(path.name + ".lock")):
+    with file_lock(path.with_name(path.name + ".lock")):
         if not (path / INFO_FILE).is_file():
             shutil.rmtree(path, ignore_errors=True)
             build_smollm2(path)

@@ -295,7 +295,9 @@ def default_tiny_path(preset: str = "tiny", seed: int = 0) -> Path:
 
 
 @contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created with its parents) for the ``with`` block:
+    one process at a time builds a shared cache entry."""
     import fcntl
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -316,7 +318,7 @@ def ensure_tiny(preset: str = "tiny", seed: int = 0) -> Path:
     path = default_tiny_path(preset, seed)
     if is_built(path):
         return path
-    with _file_lock(path.with_name(path.name + ".lock")):
+    with file_lock(path.with_name(path.name + ".lock")):
         if not is_built(path):
             shutil.rmtree(path, ignore_errors=True)
             build_tiny(path, preset=preset, seed=seed)

@@ -17,7 +17,9 @@ def register(app: typer.Typer) -> None:
 BUILTIN_SPLITS = ("train", "heldout")
 
 
-def _load_tasks(spec: str, split: str | None) -> list:
+def load_task_spec(spec: str, split: str | None) -> list:
+    """The tasks ``--tasks`` names (``builtin`` or a tasks file) in ``--split``; a bad spec, an
+    unknown split or no tasks at all is a usage error (``typer.BadParameter``) naming the option."""
     from swetrain.tasks.builtin import BuiltinError, load_builtin
     from swetrain.tasks.record import TaskLoadError, load_tasks
 
@@ -68,17 +70,17 @@ def filter_tier(tasks: list, tier: str | None) -> list:
     return kept
 
 
-def _sample_tasks(spec: str, split: str | None, seed: int, limit: int, tier: str | None = None) -> list:
+def sample_tasks(spec: str, split: str | None, seed: int, limit: int, tier: str | None = None) -> list:
     """The tasks of ``spec``/``split`` in a seeded shuffle of their sorted ids, the first ``limit``
     of them (0 = all): the same choice for the same seed, whatever the file's order."""
     import random
 
-    chosen = sorted(filter_tier(_load_tasks(spec, split), tier), key=lambda t: t.instance_id)
+    chosen = sorted(filter_tier(load_task_spec(spec, split), tier), key=lambda t: t.instance_id)
     random.Random(seed).shuffle(chosen)
     return chosen[:limit] if limit else chosen
 
 
-def _policy_spec(spec: str):
+def policy_spec(spec: str):
     """``--policy`` parsed by the one spec grammar (:mod:`swetrain.policy.spec`), or a usage error
     naming the problem."""
     from swetrain.policy.spec import PolicySpecError, parse_policy_spec
@@ -89,9 +91,9 @@ def _policy_spec(spec: str):
         raise typer.BadParameter(str(exc), param_hint="--policy") from None
 
 
-def _build_policy(spec: str):
+def build_policy(spec: str):
     """The policy ``--policy`` names, built now: a bad spec is a usage error, not a traceback mid-run."""
-    parsed = _policy_spec(spec)
+    parsed = policy_spec(spec)
     try:
         return parsed.build()
     except (ValueError, FileNotFoundError) as exc:  # unknown scripted name, missing weights
@@ -104,7 +106,7 @@ def _model_path(spec: str) -> Path:
     from swetrain.policy.spec import PolicySpecError
 
     try:
-        return _policy_spec(spec).model_path()
+        return policy_spec(spec).model_path()
     except (PolicySpecError, FileNotFoundError) as exc:
         raise typer.BadParameter(str(exc), param_hint="--policy") from None
 
@@ -172,7 +174,7 @@ def rollout(
 
     if edit_match not in EDIT_MATCH_MODES:
         raise typer.BadParameter(f"{edit_match!r} is not one of {', '.join(EDIT_MATCH_MODES)}", param_hint="--edit-match")
-    task_list = _sample_tasks(tasks, split, seed, limit or 0)
+    task_list = sample_tasks(tasks, split, seed, limit or 0)
     _refuse_other_run(out, policy=policy, group=group, attempts=attempts, context=context, seed=seed)
     from swetrain.env.cli import check_sandbox_or_exit
 
@@ -192,12 +194,12 @@ def rollout(
         sandbox=sandbox,
         edit_match=edit_match,
     )
-    _policy_spec(policy)  # a bad spec is a usage error on every backend, not a traceback mid-run
+    policy_spec(policy)  # a bad spec is a usage error on every backend, not a traceback mid-run
     from swetrain.policy.spec import untrained_warning
 
     if untrained_warning(policy):
         typer.echo(untrained_warning(policy), err=True)
-    built = _build_policy(policy) if backend == "local" else None
+    built = build_policy(policy) if backend == "local" else None
     engine = RolloutEngine(
         built, policy_factory=policy, backend=backend, workers=workers, config=config, ray_address=ray_address, ray_num_cpus=ray_cpus
     )

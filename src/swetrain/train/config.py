@@ -365,7 +365,8 @@ def recipe_path(name: str) -> Path:
     return Path(str(resources.files("swetrain.train") / "recipes" / f"{name}.yaml"))
 
 
-def _read_yaml(path: Path) -> dict[str, Any]:
+def read_yaml(path: Path) -> dict[str, Any]:
+    """The top-level mapping of a YAML config file ({} when empty); ConfigError names the file otherwise."""
     try:
         data = yaml.safe_load(path.read_text())
     except FileNotFoundError:
@@ -455,10 +456,10 @@ def load_config(
     data: dict[str, Any] = {}
     origin = []
     if recipe:
-        data = _read_yaml(recipe_path(recipe))
+        data = read_yaml(recipe_path(recipe))
         origin.append(f"recipe {recipe}")
     if config_file:
-        data = deep_merge(data, _read_yaml(Path(config_file)))
+        data = deep_merge(data, read_yaml(Path(config_file)))
         origin.append(f"file {config_file}")
     if overrides:
         data = apply_overrides(data, list(overrides))

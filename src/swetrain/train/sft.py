@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from swetrain.train.batch import TrainSample, collate, plan_micro_batches, token_logprobs
-from swetrain.train.update import _autocast, cosine_with_warmup
+from swetrain.train.update import autocast_context, cosine_with_warmup
 
 
 @dataclass
@@ -148,7 +148,7 @@ class SFTTrainer:
                 plan = plan_micro_batches([len(s.token_ids) for s in batch_samples], cfg.micro_batch_tokens)
                 for micro in plan:
                     b = collate([batch_samples[i] for i in micro], self.pad_id).to(self.device)
-                    with _autocast(self.device, cfg.precision):
+                    with autocast_context(self.device, cfg.precision):
                         logp = token_logprobs(self.model, b.input_ids, b.attention_mask, b.loss_mask).float()
                     nll = -(logp * b.loss_mask).sum() / n_tok
                     nll.backward()

@@ -72,7 +72,9 @@ def trajectory_advantages(records: Sequence[AttemptRecord], algo: AlgoConfig) ->
     return rewards, advantages
 
 
-def _autocast(device: torch.device, precision: str):
+def autocast_context(device: torch.device, precision: str):
+    """The autocast context of ``precision`` on ``device``: bf16 when asked (or ``auto`` on a bf16 GPU),
+    else a no-op context."""
     if precision == "bf16" or (precision == "auto" and device.type == "cuda"):
         if device.type == "cuda" and torch.cuda.is_bf16_supported():
             return torch.autocast("cuda", dtype=torch.bfloat16)
@@ -133,7 +135,7 @@ class PolicyUpdater:
     def _filler_logprobs(self, model: torch.nn.Module) -> torch.Tensor:
         """A forward pass on a 2-token filler batch (it only keeps this rank in step)."""
         ids = torch.full((1, 2), self.pad_id, dtype=torch.long, device=self.device)
-        with _autocast(self.device, self.precision):
+        with autocast_context(self.device, self.precision):
             return token_logprobs(model, ids, torch.ones_like(ids), torch.tensor([[0.0, 1.0]], device=self.device))
 
     # ------------------------------------------------------------------ scoring
@@ -147,7 +149,7 @@ class PolicyUpdater:
         n_pass = self._passes(len(plan), sharded=model is self.model)  # agreed before any forward
         for rows in plan:
             batch = collate([samples[i] for i in rows], self.pad_id).to(self.device)
-            with _autocast(self.device, self.precision):
+            with autocast_context(self.device, self.precision):
                 logp = token_logprobs(model, batch.input_ids, batch.attention_mask, batch.loss_mask).float()
             for j, i in enumerate(rows):
                 out[i] = logp[j, : len(samples[i].token_ids)].cpu()
@@ -360,7 +362,7 @@ class PolicyUpdater:
                             param.grad = torch.zeros_like(param)
                 for b, nob in zip(batches, no_behavior):
                     b = b.to(self.device)
-                    with _autocast(self.device, self.precision):
+                    with autocast_context(self.device, self.precision):
                         logp = token_logprobs(self.model, b.input_ids, b.attention_mask, b.loss_mask).float()
                     if n_opt == 0:  # the weights that sampled the batch: learner vs rollout log-probs
                         rows = (~nob).to(self.device)[:, None] & (b.loss_mask > 0)

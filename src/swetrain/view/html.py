@@ -51,7 +51,9 @@ def _finite(obj: Any) -> Any:
     return obj
 
 
-def _json(data: Any) -> str:
+def compact_json(data: Any) -> str:
+    """``data`` as compact JSON text (no ASCII escaping; NaN/inf become null, other
+    objects as ``str``): what the page embeds and the server sends."""
     try:
         return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
     except ValueError:  # a NaN somewhere: clean the whole object once
@@ -64,10 +66,10 @@ def render_page(data: dict[str, Any] | None, *, title: str = "swetrain view", co
     if data is None:
         block = ""
     elif compress:
-        raw = gzip.compress(_json(data).encode("utf-8"), compresslevel=6, mtime=0)
+        raw = gzip.compress(compact_json(data).encode("utf-8"), compresslevel=6, mtime=0)
         block = ('<script id="swetrain-data" type="application/octet-stream" data-encoding="gzip-base64">'
                  + base64.b64encode(raw).decode("ascii") + "</script>")
     else:
-        text = _json(data).replace("</", "<\\/").replace("<!--", "<\\u0021--")
+        text = compact_json(data).replace("</", "<\\/").replace("<!--", "<\\u0021--")
         block = f'<script id="swetrain-data" type="application/json" data-encoding="json">{text}</script>'
     return _TEMPLATE.format(title=html.escape(title), css=CSS, js=JS, data=block)

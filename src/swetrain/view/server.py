@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from swetrain.view.build import DEFAULT_MAX_TOKENS, RunView, load_episode, page_data
-from swetrain.view.html import _json, render_page
+from swetrain.view.html import compact_json, render_page
 
 HOST = "127.0.0.1"
 
@@ -26,7 +26,7 @@ class ViewServer(ThreadingHTTPServer):
         self.views = views
         self.max_tokens = max_tokens
         self.page = render_page(None, title=f"swetrain view: {views[0].run.root.name}").encode("utf-8")
-        self.data = _json(page_data(views, mode="serve")).encode("utf-8")
+        self.data = compact_json(page_data(views, mode="serve")).encode("utf-8")
         self.lock = threading.Lock()
         super().__init__((HOST, port), _Handler)
 
@@ -69,7 +69,7 @@ class _Handler(BaseHTTPRequestHandler):
             if ep is None:
                 self._send(404, f"no episode {key} (its part may be unreadable: {notes[-1] if notes else ''})".encode(), "text/plain")
                 return
-            self._send(200, _json(ep).encode("utf-8"), "application/json")
+            self._send(200, compact_json(ep).encode("utf-8"), "application/json")
         else:
             self._send(404, b"not found", "text/plain")
 

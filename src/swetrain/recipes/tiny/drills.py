@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from swetrain.agent.format import tool_call_text
-from swetrain.agent.scripted_repair import GREP_AFTER, TEST_CMD, _functions, edit_strings, grep_cmd
+from swetrain.agent.scripted_repair import GREP_AFTER, TEST_CMD, function_spans, edit_strings, grep_cmd
 from swetrain.env.stable import stable_output
 
 _ERRORS = (
@@ -107,7 +107,7 @@ def _failure(rng: random.Random, frames: list[tuple[str, int, str, str]], test: 
 
 
 def _functions_of(src: Source) -> list[tuple[str, int, int]]:
-    return [f for f in _functions(src.text) if f[2] - f[1] >= 2 and not f[0].startswith("__")]
+    return [f for f in function_spans(src.text) if f[2] - f[1] >= 2 and not f[0].startswith("__")]
 
 
 # single-line bug rules (pattern, replacement); the drill shows the result, the fix undoes it

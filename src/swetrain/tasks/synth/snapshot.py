@@ -103,9 +103,9 @@ class ProjectRepo:
         """Batch form of :meth:`add_reverse_patch` for many ``(instance_id, patch)`` pairs: one
         ``git fast-import`` process instead of four git calls per task. Commits are identical
         (same trees, parent, identity, dates and message). Returns ``{instance_id: sha}``."""
-        from swetrain.env.gitutil import _GIT_ENV
+        from swetrain.env.gitutil import GIT_ENV
 
-        stamp = _fast_import_stamp(_GIT_ENV)
+        stamp = _fast_import_stamp(GIT_ENV)
         stream = bytearray()
         blobs: dict[str, str] = {}
         modes: dict[str, str] = {}
