@@ -179,5 +179,6 @@ def test_audit_cli_over_builtin_and_synthesized_suites(tmp_path):
     assert all(t["needles"] > 0 and t["isolated"] for t in report["tasks"])
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"instance_id": 3}\n')
-    res = CliRunner().invoke(app, ["env", "audit", "--tasks", str(bad)])
+    # a wide terminal: rich wraps the error box at the width, and a long tmp path would split the name
+    res = CliRunner().invoke(app, ["env", "audit", "--tasks", str(bad)], env={"COLUMNS": "1000"})
     assert res.exit_code == 2 and "bad.jsonl" in res.output
