@@ -14,28 +14,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from test_layers import modules, resolve_module  # one walk of the source tree for both tests
+
 SRC = Path(__file__).resolve().parents[1] / "src" / "swetrain"
 
 #: cycles known and accepted for now, each a frozenset of module names (a strongly connected
 #: component). Empty: the graph is acyclic. Adding a component here needs a reason in a comment.
 ALLOWED_CYCLES: frozenset[frozenset[str]] = frozenset()
-
-
-def modules(root: Path = SRC, name: str = "swetrain") -> dict[str, tuple[Path, bool]]:
-    """Dotted module name -> (source file, is a package ``__init__``)."""
-    mods = {}
-    for path in sorted(root.rglob("*.py")):
-        parts = [name, *path.relative_to(root).with_suffix("").parts]
-        is_pkg = parts[-1] == "__init__"
-        mods[".".join(parts[:-1] if is_pkg else parts)] = (path, is_pkg)
-    return mods
-
-
-def _resolve(name: str, mods: dict) -> str | None:
-    """The innermost module of ``mods`` that ``name`` lies in (``a.b.attr`` -> ``a.b``)."""
-    while name and name not in mods:
-        name = name.rpartition(".")[0]
-    return name or None
 
 
 def imports_of(module: str, path: Path, is_pkg: bool, mods: dict):
@@ -47,7 +32,7 @@ def imports_of(module: str, path: Path, is_pkg: bool, mods: dict):
 
     def add(target: str, line: int) -> None:
         if target == "swetrain" or target.startswith("swetrain."):
-            resolved = _resolve(target, mods)
+            resolved = resolve_module(target, mods)
             if resolved and resolved != module:
                 edges.append((resolved, line))
 
@@ -72,7 +57,7 @@ def imports_of(module: str, path: Path, is_pkg: bool, mods: dict):
                 add(target, node.lineno)
                 name = alias.name
                 if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
-                    source = _resolve(target, mods)
+                    source = resolve_module(target, mods)
                     if source != module:
                         private.append((target, name, node.lineno))
     return edges, private
@@ -80,7 +65,7 @@ def imports_of(module: str, path: Path, is_pkg: bool, mods: dict):
 
 def import_graph(mods: dict | None = None):
     """module -> {imported module: first line}, and every private-name import as 'file:line: ...'."""
-    mods = modules() if mods is None else mods
+    mods = modules(SRC) if mods is None else mods
     graph: dict[str, dict[str, int]] = {}
     private: list[str] = []
     for module, (path, is_pkg) in mods.items():

@@ -23,7 +23,7 @@ PURE_SHARED = frozenset({"swetrain.eval.metrics"})
 ASSEMBLERS = frozenset({"swetrain.cli"})
 
 
-def _modules(root: Path = PACKAGE, name: str = "swetrain") -> dict[str, tuple[Path, bool]]:
+def modules(root: Path = PACKAGE, name: str = "swetrain") -> dict[str, tuple[Path, bool]]:
     """Dotted module name -> (source file, is a package)."""
     mods = {}
     for path in sorted(root.rglob("*.py")):
@@ -33,7 +33,7 @@ def _modules(root: Path = PACKAGE, name: str = "swetrain") -> dict[str, tuple[Pa
     return mods
 
 
-def _resolve(name: str, mods: dict) -> str | None:
+def resolve_module(name: str, mods: dict) -> str | None:
     """The module an import of ``name`` executes last (``a.b.attr`` -> ``a.b``)."""
     while name and name not in mods:
         name = name.rpartition(".")[0]
@@ -56,7 +56,7 @@ def import_edges(module: str, source: str, is_pkg: bool, mods: dict) -> list[tup
 
     def add(target: str, eager: bool, line: int) -> None:
         if target == "swetrain" or target.startswith("swetrain."):
-            resolved = _resolve(target, mods)
+            resolved = resolve_module(target, mods)
             if resolved and resolved != module:
                 edges.append((resolved, eager, line))
 
@@ -89,7 +89,7 @@ def import_edges(module: str, source: str, is_pkg: bool, mods: dict) -> list[tup
 
 
 def _graph():
-    mods = _modules()
+    mods = modules()
     edges = {m: import_edges(m, path.read_text(encoding="utf-8"), is_pkg, mods) for m, (path, is_pkg) in mods.items()}
     return mods, edges
 
