@@ -165,7 +165,8 @@ def success(policy: Any, tasks: list[Any], out_dir: str | Path, *, samples: int,
 
 
 def run(out: str | Path, *, n_tasks: int = 6, steps: int = 3, samples: int = 6, seed: int = 0,
-        lr: float = 3e-4, overrides: tuple[str, ...] = (), base: Path | None = None) -> dict[str, Any]:
+        lr: float = 3e-4, overrides: tuple[str, ...] = (), base: Path | None = None,
+        recipe: str = "fcswe") -> dict[str, Any]:
     """Base -> success before -> ``steps`` FC-SWE steps on the same tasks -> success after (fresh
     seeds). Writes ``summary.json`` into ``out`` and returns it."""
     from swetrain.eval.metrics import paired_bootstrap
@@ -188,7 +189,7 @@ def run(out: str | Path, *, n_tasks: int = 6, steps: int = 3, samples: int = 6, 
     before = success(HFPolicy(base), tasks, out / "eval_before", samples=samples, seed=seed + 1000)
     timings["eval_before_s"] = time.monotonic() - t0
 
-    config = load_config("fcswe", overrides=[
+    config = load_config(recipe, overrides=[
         f"train.steps={steps}", f"train.save_every={steps}", f"seed={seed}", "rollout.tasks_per_step=4",
         "rollout.group=4", f"rollout.max_turns={LIMITS['max_turns']}",
         f"rollout.max_new_tokens={LIMITS['max_new_tokens']}", f"rollout.max_context_tokens={LIMITS['max_context_tokens']}",
@@ -214,7 +215,9 @@ def run(out: str | Path, *, n_tasks: int = 6, steps: int = 3, samples: int = 6, 
     ci = paired_bootstrap(a, b, seed=seed)  # after - before
     metrics = read_metrics(out / "rl")
     summary = {
-        "tasks": len(ids), "samples": samples, "steps": steps, "seed": seed, "lr": lr,
+        "recipe": recipe, "tasks": len(ids), "samples": samples, "steps": steps, "seed": seed, "lr": lr,
+        # verified attempts the RL steps executed (the budget to hold equal when comparing recipes)
+        "executed_attempts": int(sum(m.get("rollout/trajectories", 0) for m in metrics)),
         "before": sum(b) / len(b), "after": sum(a) / len(a),
         "paired": {"diff": ci.mean_diff, "ci_low": ci.low, "ci_high": ci.high},
         "reward": [m.get("reward/mean") for m in metrics],
@@ -234,12 +237,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--samples", type=int, default=6)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--lr", type=float, default=3e-4)
+    ap.add_argument("--recipe", default="fcswe", help="fcswe (default) or grpo, e.g. with --set rollout.group=6")
     ap.add_argument("--base", type=Path, default=None, help="a base built by an earlier run (its sft/base folder)")
     ap.add_argument("--set", action="append", default=[], help="a recipe override (KEY=VALUE), repeatable")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     summary = run(args.out, n_tasks=args.tasks, steps=args.steps, samples=args.samples, seed=args.seed, lr=args.lr,
-                  overrides=tuple(args.set), base=args.base)
+                  overrides=tuple(args.set), base=args.base, recipe=args.recipe)
     if args.json:
         print(json.dumps({k: v for k, v in summary.items() if k != "per_task"}))
     else:
