@@ -47,13 +47,16 @@ def _with_builtin_snapshots(tasks: list) -> list:
     """Rows of the built-in suite saved to a file (``repo`` ``swetrain-builtin/...``, no ``source``)
     get the built-in snapshot they name, as ``--tasks builtin`` would; ids not in the shipped suite
     are left as they are (their workspace error names the missing source)."""
-    if not any(not t.source and not t.environment and t.repo.startswith("swetrain-builtin/") for t in tasks):
+    def unsourced_builtin(t) -> bool:
+        return not t.source and not t.environment and t.repo.startswith("swetrain-builtin/")
+
+    if not any(unsourced_builtin(t) for t in tasks):
         return tasks
     from swetrain.tasks.builtin import load_builtin
 
     snapshots = {t.instance_id: t.source for t in load_builtin(None)}
     return [t.model_copy(update={"source": snapshots[t.instance_id]})
-            if not t.source and not t.environment and t.instance_id in snapshots else t for t in tasks]
+            if unsourced_builtin(t) and t.instance_id in snapshots else t for t in tasks]
 
 
 def filter_tier(tasks: list, tier: str | None) -> list:

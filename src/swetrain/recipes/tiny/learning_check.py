@@ -155,13 +155,13 @@ def build_base(out: str | Path, tasks: list[Any], *, seed: int = 0, chains: int 
     return trainer.save(out / "base")
 
 
-def success(policy: Any, tasks: list[Any], out_dir: str | Path, *, samples: int, seed: int) -> dict[str, float]:
-    """Per task: the fraction of ``samples`` single attempts (temperature 1) that resolved it."""
+def evaluate(policy: Any, tasks: list[Any], out_dir: str | Path, *, samples: int, seed: int) -> Any:
+    """``samples`` single attempts (temperature 1) per task: an :class:`~swetrain.eval.evaluate.EvalResult`
+    whose per-task success is :func:`~swetrain.recipes.tiny.quickstart.task_scores` at k = 1."""
     from swetrain.eval.evaluate import evaluate_policy
 
-    result = evaluate_policy(policy, tasks, out_dir, chains=samples, attempts=1, seed=seed, temperature=1.0,
-                             workers=8, **LIMITS)
-    return {iid: sum(chain[0] == 1 for chain in chains) / len(chains) for iid, chains in result.per_task.items() if chains}
+    return evaluate_policy(policy, tasks, out_dir, chains=samples, attempts=1, seed=seed, temperature=1.0,
+                           workers=8, **LIMITS)
 
 
 def run(out: str | Path, *, n_tasks: int = 6, steps: int = 3, samples: int = 6, seed: int = 0,
@@ -169,9 +169,9 @@ def run(out: str | Path, *, n_tasks: int = 6, steps: int = 3, samples: int = 6, 
         recipe: str = "fcswe") -> dict[str, Any]:
     """Base -> success before -> ``steps`` FC-SWE steps on the same tasks -> success after (fresh
     seeds). Writes ``summary.json`` into ``out`` and returns it."""
-    from swetrain.eval.metrics import paired_bootstrap
     from swetrain.policy.hf import HFPolicy
     from swetrain.policy.threads import configure_torch_threads
+    from swetrain.recipes.tiny.quickstart import paired_difference, task_scores
     from swetrain.train.config import load_config
     from swetrain.train.metrics import read_metrics
     from swetrain.train.rl import RLTrainer
@@ -186,7 +186,7 @@ def run(out: str | Path, *, n_tasks: int = 6, steps: int = 3, samples: int = 6, 
     timings["base_s"] = time.monotonic() - t0
 
     t0 = time.monotonic()
-    before = success(HFPolicy(base), tasks, out / "eval_before", samples=samples, seed=seed + 1000)
+    before = evaluate(HFPolicy(base), tasks, out / "eval_before", samples=samples, seed=seed + 1000)
     timings["eval_before_s"] = time.monotonic() - t0
 
     config = load_config(recipe, overrides=[
@@ -207,22 +207,21 @@ def run(out: str | Path, *, n_tasks: int = 6, steps: int = 3, samples: int = 6, 
     timings["rl_s"] = time.monotonic() - t0
 
     t0 = time.monotonic()
-    after = success(trainer.policy, tasks, out / "eval_after", samples=samples, seed=seed + 2000)
+    after = evaluate(trainer.policy, tasks, out / "eval_after", samples=samples, seed=seed + 2000)
     timings["eval_after_s"] = time.monotonic() - t0
 
-    ids = sorted(set(before) & set(after))
-    b, a = [before[i] for i in ids], [after[i] for i in ids]
-    ci = paired_bootstrap(a, b, seed=seed)  # after - before
+    b_scores, a_scores = task_scores(before, 1), task_scores(after, 1)
+    ids = sorted(set(b_scores) & set(a_scores))
     metrics = read_metrics(out / "rl")
     summary = {
         "recipe": recipe, "tasks": len(ids), "samples": samples, "steps": steps, "seed": seed, "lr": lr,
         # verified attempts the RL steps executed (the budget to hold equal when comparing recipes)
         "executed_attempts": int(sum(m.get("rollout/trajectories", 0) for m in metrics)),
-        "before": sum(b) / len(b), "after": sum(a) / len(a),
-        "paired": {"diff": ci.mean_diff, "ci_low": ci.low, "ci_high": ci.high},
+        "before": sum(b_scores[i] for i in ids) / len(ids), "after": sum(a_scores[i] for i in ids) / len(ids),
+        "paired": paired_difference(before, after, 1, seed=seed),
         "reward": [m.get("reward/mean") for m in metrics],
         "logprob_abs_diff": [m.get("update/logprob_abs_diff") for m in metrics],
-        "per_task": {i: {"before": before[i], "after": after[i]} for i in ids},
+        "per_task": {i: {"before": b_scores[i], "after": a_scores[i]} for i in ids},
         "timings": timings,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
