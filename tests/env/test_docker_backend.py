@@ -251,10 +251,28 @@ def test_killed_run_leaves_containers_that_the_next_start_removes(task, request,
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     cid = proc.stdout.split()[0]
     client = docker_client()
-    ids = [c.id for c in client.containers.list(all=True, filters={"label": LABEL})]
+    # sparse: ids from the list call alone; a full list inspects each container and 404s when another
+    # test (a parallel pytest worker) removes its own container in between
+    ids = [c.id for c in client.containers.list(all=True, sparse=True, filters={"label": LABEL})]
     assert cid in ids  # left behind by the killed process, labelled
     clean_stale(client)  # what the next process does on its first client
-    assert cid not in [c.id for c in client.containers.list(all=True, filters={"label": LABEL})]
+    assert cid not in [c.id for c in client.containers.list(all=True, sparse=True, filters={"label": LABEL})]
+
+
+@pytest.mark.docker
+def test_stale_cleanup_keeps_a_live_owners_container(task, request):
+    from swetrain.env.backend import open_workspace
+    from swetrain.env.docker_client import LABEL, clean_stale, docker_client
+
+    t = _on("docker", task, request)
+    ws = open_workspace(t, sandbox="docker")
+    try:
+        clean_stale(docker_client())  # this process owns it and is alive: kept
+        ids = [c.id for c in docker_client().containers.list(all=True, sparse=True, filters={"label": LABEL})]
+        assert ws.container.id in ids
+        assert ws.run("echo alive").output.strip() == "alive"
+    finally:
+        ws.close()
 
 
 @pytest.mark.docker

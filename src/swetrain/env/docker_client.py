@@ -85,11 +85,13 @@ def clean_stale(client: Any) -> int:
     """Remove labelled containers whose owner process is gone; returns how many."""
     removed = 0
     try:
-        containers = client.containers.list(all=True, filters={"label": LABEL})
+        # sparse: the list call alone (labels included); a full list inspects every container and
+        # fails when another process removes one of its own in between
+        containers = client.containers.list(all=True, sparse=True, filters={"label": LABEL})
     except Exception:  # noqa: BLE001
         return 0
     for c in containers:
-        if owner_alive(c.labels.get(OWNER_LABEL, "")):
+        if owner_alive((c.attrs.get("Labels") or {}).get(OWNER_LABEL, "")):
             continue
         try:
             c.remove(force=True)
