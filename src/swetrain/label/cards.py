@@ -107,7 +107,14 @@ class RepoCard:
             parts.append(summary)
         if self.keywords():
             parts.append("keywords: " + ", ".join(self.keywords()[:15]))
+        if self.topics():
+            parts.append("topics: " + ", ".join(self.topics()))
         return " ".join(p for p in parts if p)[:limit]
+
+    def topics(self) -> list[str]:
+        """The package's ``Topic ::`` classifiers, most specific part of each, deduplicated."""
+        return list(dict.fromkeys(str(c).split("::")[-1].strip() for c in self.package.get("classifiers") or []
+                                  if str(c).startswith("Topic")))
 
     def text(self, limit: int = 1500) -> str:
         """One paragraph for embeddings, signals and prompts: description, package summary, keywords,
@@ -499,7 +506,3 @@ class CardStore:
         found = ", ".join(f"{k} {v}" for k, v in sorted(self.stats.items()) if k != "none")
         return f"repository cards: {total - none} of {total} row(s) have one ({found or 'none found'}); {none} without a card"
 
-
-def packaged_cards() -> dict[str, RepoCard | None]:
-    """The cards shipped for the development corpus's repositories (``data/repo_cards.jsonl``)."""
-    return read_cards_file(PACKAGED_CARDS) if PACKAGED_CARDS.exists() else {}

@@ -17,7 +17,8 @@ Per instance (all derived from the :class:`Evidence`, nothing keyed on ids or re
 * ``card.has`` and three per-Domain-L1 channels from the repository card (:mod:`swetrain.label.cards`;
   zero where the row has no card): ``card_zs_rule.*`` (21), the largest cosine similarity between the
   MiniLM embedding of what the card says the repository is (``RepoCard.about``, 256 tokens) and the
-  family's decision records (family description; each child's rule and source concept);
+  family's decision records (family description; each child's rule and source concept; each kind of
+  repository its ``repositories`` record names, one phrase each);
   ``card_zs_head.*`` (21), the same for "name: first 300 characters" (128 tokens) against the
   backend's label prototypes; ``card_sig.*`` (21), the decision-record signal scores with the card as
   repository metadata (the heuristic backend's Domain scoring, no embedding).
@@ -39,17 +40,31 @@ import numpy as np
 
 from swetrain.label.adapters import Evidence
 from swetrain.label.io import atomic_write_bytes
+from swetrain.label.learn import CARD_CHANNELS
 from swetrain.label.offline import CI_PATH, DEPLOY_PATH, DOC_PATH, PKG_PATH, OfflineBackend, module_key
 from swetrain.label.taxonomy import SCALE_DIMENSIONS, Taxonomy
 
-FEATURE_VERSION = "feat-v3"
+FEATURE_VERSION = "feat-v4"
 EMBEDDING_BLOCKS: tuple[str, ...] = ("emb_statement", "emb_change", "emb_title", "emb_issue")
 TITLE_TOKENS = 64
 ISSUE_TOKENS = 256
 ISSUE_CHARS = 1500
 CARD_TOKENS = 256
 CARD_HEAD_CHARS = 300
-CARD_CHANNELS: tuple[str, ...] = ("card_zs_rule", "card_zs_head", "card_sig")
+
+
+def repository_kinds(text: str) -> list[str]:
+    """A family's ``repositories`` sentence as one phrase per kind (split at top-level commas)."""
+    kinds, depth, cur = [], 0, ""
+    for ch in text.rstrip("."):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            kinds.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    kinds.append(cur)
+    return [k.strip() for k in kinds if k.strip()]
 
 
 def change_text(ev: Evidence, limit: int = 600) -> str:
@@ -92,6 +107,7 @@ class Featurizer:
         self.domain_families = list(tx.families("domain"))
         self.names += ["card.has"] + [f"{ch}.{f}" for ch in CARD_CHANNELS for f in self.domain_families]
         self._rule_protos: dict[str, np.ndarray] | None = None
+        self._kind_protos: dict[str, np.ndarray] | None = None
 
     @property
     def dim(self) -> int:
@@ -142,30 +158,49 @@ class Featurizer:
             self._rule_protos = dict(zip(keys, vecs))
         return self._rule_protos
 
+    def kind_prototypes(self) -> dict[str, np.ndarray]:
+        """Per Domain L1 with a ``repositories`` record: (kinds, 384) embeddings of each repository kind."""
+        if self._kind_protos is None:
+            fams = {n: repository_kinds(f.repositories) for n, f in self.taxonomy.families("domain").items() if f.repositories}
+            texts = [k for kinds in fams.values() for k in kinds]
+            vecs = self._encode_cached(texts, 64, "kind-protos") if texts else np.zeros((0, 384), dtype=np.float32)
+            self._kind_protos, start = {}, 0
+            for name, kinds in fams.items():
+                self._kind_protos[name] = vecs[start : start + len(kinds)]
+                start += len(kinds)
+        return self._kind_protos
+
     def _card_channels(self, evs: Sequence[Evidence]) -> np.ndarray:
-        """(n, 1 + 3 * 21): ``card.has`` and the card channels (see the module docstring)."""
+        """(n, 1 + 3 * 21): ``card.has`` and the card channels, in ``CARD_CHANNELS`` order (see the
+        module docstring)."""
         fams = self.domain_families
-        out = np.zeros((len(evs), 1 + len(CARD_CHANNELS) * len(fams)), dtype=np.float32)
+        n_f = len(fams)
+        col = {ch: 1 + i * n_f for i, ch in enumerate(CARD_CHANNELS)}
+        out = np.zeros((len(evs), 1 + len(CARD_CHANNELS) * n_f), dtype=np.float32)
         with_card = [i for i, e in enumerate(evs) if e.card is not None and e.card.about().strip()]
         for i, ev in enumerate(evs):  # signal scores: with the card as metadata (statement, name, change as always)
             card_ev = replace(ev, description=ev.card_text, topics=()) if ev.card is not None else ev
             sig = {x.name: x.score for x in self.offline._score_families(card_ev, "domain", None)}
-            out[i, 1 + 2 * len(fams):] = [sig[f] for f in fams]
+            out[i, col["card_sig"] : col["card_sig"] + n_f] = [sig[f] for f in fams]
         if not with_card:
             return out
         full = sorted({evs[i].card.about() for i in with_card})
         head = sorted({self.card_head(evs[i]) for i in with_card})
         e_full = dict(zip(full, self._encode_cached(full, CARD_TOKENS, "card-about")))
         e_head = dict(zip(head, self._encode_cached(head, 128, "card-head")))
-        rules = self.rule_prototypes()
+        rules, kinds = self.rule_prototypes(), self.kind_prototypes()
         protos = self.offline._prototypes()
-        rule_mats = [np.stack([v for k, v in rules.items() if k == f or k.startswith(f + ".")]) for f in fams]
-        proto_mats = [np.stack([v for k, v in protos.items() if k == f"domain:{f}" or k.startswith(f"domain:{f}.")]) for f in fams]
+        no_kinds = np.zeros((0, 384), dtype=np.float32)
+        mats = {  # per family: the records it is compared with (rule channel: records and repository kinds)
+            "card_zs_rule": [np.concatenate([np.stack([v for k, v in rules.items() if k == f or k.startswith(f + ".")]),
+                                             kinds.get(f, no_kinds)]) for f in fams],
+            "card_zs_head": [np.stack([v for k, v in protos.items() if k == f"domain:{f}" or k.startswith(f"domain:{f}.")]) for f in fams],
+        }
         for i in with_card:
-            a, h = e_full[evs[i].card.about()], e_head[self.card_head(evs[i])]
+            vec = {"card_zs_rule": e_full[evs[i].card.about()], "card_zs_head": e_head[self.card_head(evs[i])]}
             out[i, 0] = 1.0
-            out[i, 1 : 1 + len(fams)] = [float((m @ a).max()) for m in rule_mats]
-            out[i, 1 + len(fams) : 1 + 2 * len(fams)] = [float((m @ h).max()) for m in proto_mats]
+            for ch, per_family in mats.items():
+                out[i, col[ch] : col[ch] + n_f] = [float((m @ vec[ch]).max()) for m in per_family]
         return out
 
     @staticmethod

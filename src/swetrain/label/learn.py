@@ -44,7 +44,9 @@ DEFAULT_C = 0.01
 # more security-fix / feature rows found (docs/labels.md, lever tables)
 CLASS_WEIGHT: dict[str, str | None] = {"task_type.l1": "sqrt"}
 # feature-name prefixes each axis does not read (the rest: signal scores, diff structure, rules, language)
-_CARD_PREFIXES = ("card.", "card_zs_rule.", "card_zs_head.", "card_sig.")  # read by the card model only
+# the Domain L1 card model's channels, one value per family each (features.Featurizer computes them)
+CARD_CHANNELS: tuple[str, ...] = ("card_zs_rule", "card_zs_head", "card_sig")
+_CARD_PREFIXES = ("card.", *(f"{ch}." for ch in CARD_CHANNELS))  # read by the card model only
 _DOMAIN_EXCLUDE = ("emb_title.", "emb_issue.", *_CARD_PREFIXES)
 _OTHER_EXCLUDE = ("emb_statement.", "emb_change.", *_CARD_PREFIXES)
 AXIS_EXCLUDE: dict[str, tuple[str, ...]] = {ax: _DOMAIN_EXCLUDE if ax.startswith("domain.") else _OTHER_EXCLUDE for ax in TRAIN_AXES}
@@ -205,7 +207,6 @@ def axis_columns(feature_names: Sequence[str], axis: str) -> np.ndarray:
 
 
 # ---- Domain L1 from the repository card ---------------------------------------------------------
-CARD_CHANNELS: tuple[str, ...] = ("card_zs_rule", "card_zs_head", "card_sig")
 CARD_L2 = 1e-3
 
 

@@ -75,6 +75,7 @@ class Family:
     description: str
     signals: tuple[str, ...]
     children: tuple[DecisionRecord, ...]
+    repositories: str = ""  # kinds of repository that belong here (domain families; optional)
 
     @property
     def child_names(self) -> tuple[str, ...]:
@@ -400,6 +401,7 @@ def _build(raw: dict[str, Any], directory: Path) -> Taxonomy:
                 name=fam["name"], axis=axis, source_framework=fam["source_framework"].strip(),
                 description=fam["description"].strip(), signals=tuple(fam.get("signals") or ()),
                 children=tuple(_record(k, fam["name"], axis) for k in kids),
+                repositories=str(fam.get("repositories") or "").strip(),
             )
         axes[axis] = fams
     scales: dict[str, Family] = {}

@@ -1,0 +1,74 @@
+"""Package-index metadata on repository cards, and the Domain families' repository kinds (issue 33)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from swetrain.label.adapters import Evidence
+from swetrain.label.cards import PACKAGED_CARDS, RepoCard, read_cards_file
+from swetrain.label.features import Featurizer, repository_kinds
+from swetrain.label.package_meta import from_npm, from_pypi, names_repository, with_package
+
+PYPI_INFO = {  # the shape of https://pypi.org/pypi/<name>/json's "info" (fields the card reads)
+    "name": "tinyvid", "version": "1.2.0", "summary": "Download videos from many sites",
+    "keywords": "video, downloader ,youtube", "home_page": None,
+    "project_urls": {"Source": "https://github.com/acme/tinyvid", "Docs": "https://tinyvid.example/docs"},
+    "classifiers": ["Development Status :: 5 - Production/Stable", "Topic :: Multimedia :: Video",
+                    "Topic :: Multimedia :: Sound/Audio", "License :: OSI Approved :: MIT License"],
+    "requires_dist": ["requests>=2.31", "websockets; python_version >= '3.9'", "pytest; extra == 'test'"],
+}
+
+
+def test_pypi_info_becomes_package_metadata_and_topics_reach_the_embedded_text() -> None:
+    package, deps = from_pypi(PYPI_INFO)
+    assert package["keywords"] == ["video", "downloader", "youtube"]
+    assert package["classifiers"] == ["Topic :: Multimedia :: Video", "Topic :: Multimedia :: Sound/Audio"]  # no status/licence
+    assert deps == ("requests", "websockets")  # extras are optional: not a dependency
+    card = with_package(RepoCard(repo="acme/tinyvid", description="tinyvid fetches media.", source="cards:x"), package, deps, "pypi:tinyvid==1.2.0")
+    assert card.source == "cards:x+pypi:tinyvid==1.2.0" and card.topics() == ["Video", "Sound/Audio"]
+    assert card.about() == "tinyvid fetches media. Download videos from many sites keywords: video, downloader, youtube topics: Video, Sound/Audio"
+    assert card.sha256() != RepoCard(repo="acme/tinyvid", description="tinyvid fetches media.").sha256()
+
+
+def test_npm_document_becomes_package_metadata() -> None:
+    doc = {"name": "tinydate", "version": "2.0.1", "description": "Parse and format dates", "keywords": ["date", "time"],
+           "dependencies": {"Left-Pad": "^1"}, "repository": {"type": "git", "url": "git+https://github.com/acme/tinydate.git"}}
+    package, deps = from_npm(doc)
+    assert package == {"name": "tinydate", "summary": "Parse and format dates", "keywords": ["date", "time"]} and deps == ("left-pad",)
+    assert names_repository(doc, "acme/tinydate")
+
+
+def test_a_package_counts_only_when_its_urls_name_the_repository() -> None:
+    assert names_repository(PYPI_INFO, "acme/tinyvid")
+    assert names_repository(PYPI_INFO, "oldowner/tinyvid")  # moved to another owner: same repository name
+    assert not names_repository(PYPI_INFO, "acme/tinyvideo")
+    assert not names_repository({"home_page": "https://bitbucket.org/someone/tinyvid"}, "acme/tinyvid")  # a namesake package
+    assert not names_repository({}, "acme/tinyvid")
+
+
+def test_packaged_cards_carry_index_metadata_with_its_source() -> None:
+    table = read_cards_file(PACKAGED_CARDS)
+    with_pkg = [c for c in table.values() if c is not None and c.package]
+    assert len(with_pkg) >= 100
+    assert all("+pypi:" in c.source or "+npm:" in c.source or c.source.startswith(("pypi:", "npm:")) for c in with_pkg)
+    assert any(c.topics() for c in with_pkg)
+
+
+def test_repository_kinds_split_at_top_level_commas(taxonomy) -> None:
+    assert repository_kinds("a, b (c, d), e.") == ["a", "b (c, d)", "e"]
+    fams = taxonomy.families("domain")
+    assert all(f.repositories for f in fams.values())  # every Domain family names its kinds of repository
+    assert any("date and time" in k for k in repository_kinds(fams["lang_runtime"].repositories))
+
+
+def test_repository_kinds_pull_a_card_towards_their_family(taxonomy, embedder, tmp_path) -> None:
+    """A date/time library's card: its rule-channel similarity is highest for lang_runtime, which
+    names that kind of repository, and it is higher than without the kinds."""
+    feat = Featurizer(taxonomy, embedder=embedder, cache_dir=tmp_path)
+    card = RepoCard(repo="acme/when", description="Tiny library to parse, validate, manipulate and format dates and times.")
+    ev = Evidence(kind="task", instance_id="acme__when-1", repo="acme/when", statement="format() ignores the locale", card=card)
+    fams = feat.domain_families
+    rule = feat._card_channels([ev])[0, 1 : 1 + len(fams)]
+    assert fams[int(np.argmax(rule))] == "lang_runtime"
+    feat._kind_protos = {}  # the same channel without any repository kinds
+    assert feat._card_channels([ev])[0, 1 + fams.index("lang_runtime")] < rule[fams.index("lang_runtime")]
