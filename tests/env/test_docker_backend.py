@@ -333,7 +333,7 @@ def test_container_killed_from_outside_is_infra(task, request):
         killer.start()
         res = ws.run("sleep 30")
         killer.join()
-        assert ws.crashed(res) and not res.timed_out and "killed from outside" in ws.crash_reason()
+        assert ws.crashed(res) and not res.timed_out and "killed from outside" in ws.crash_reason(res)
         with pytest.raises(SandboxCrashed):
             ToolRunner(ws).call("execute_bash", {"cmd": "echo hi"})
         ws.reset()  # a fresh container: usable again

@@ -373,14 +373,14 @@ def test_training_config_env_edit_match_reaches_the_tool(task, tmp_path, mode):
 def test_quickstart_defaults_to_tolerant_and_exact_stays_the_default_elsewhere():
     from swetrain.eval.protocol import EvalProtocol
     from swetrain.recipes.tiny.quickstart import QUICKSTART_ROLLOUT
-    from swetrain.rollout.engine import RolloutConfig
+    from swetrain.rollout.engine import ChainJobConfig
     from swetrain.train.config import load_config
 
     assert load_config("fcswe", overrides=list(QUICKSTART_ROLLOUT)).env.edit_match == "tolerant"
     assert load_config("fcswe").env.edit_match == "exact"
-    assert RolloutConfig().edit_match == "exact" and EvalProtocol().edit_match == "exact"
+    assert ChainJobConfig().edit_match == "exact" and EvalProtocol().edit_match == "exact"
     with pytest.raises(ValueError, match="edit_match"):
-        RolloutConfig(edit_match="fuzzy")
+        ChainJobConfig(edit_match="fuzzy")
 
 
 def test_eval_protocol_edit_match_reaches_the_tool(task, tmp_path):

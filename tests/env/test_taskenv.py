@@ -3,11 +3,9 @@ code: real venvs, real pytest, the real verifier and CLI (no mocks)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -15,10 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from swetrain.env import taskenv
-from swetrain.env.backend import local_preflight
+from swetrain.env.backend import preflight
 from swetrain.env.taskenv import TaskEnvError, check_environment, default_task_env
 from swetrain.env.verifier import Verifier
-from swetrain.env.workspace import PYTEST_PLUGIN_DIR, Workspace, WorkspaceError
+from swetrain.env.interface import PYTEST_PLUGIN_DIR
+from swetrain.env.workspace import Workspace, WorkspaceError
 from swetrain.tasks.builtin import load_builtin
 
 
@@ -76,7 +75,7 @@ def test_a_broken_env_is_named_with_its_fix(fresh_home, tmp_path):
     shutil.rmtree(site / "pytest")
     shutil.rmtree(site / "_pytest")
     with pytest.raises(WorkspaceError) as err:
-        local_preflight([])
+        preflight("local", [])
     msg = str(err.value)
     assert "\n" not in msg and str(env) in msg and "No module named 'pytest'" in msg and f"remove {env}" in msg
 
@@ -84,7 +83,7 @@ def test_a_broken_env_is_named_with_its_fix(fresh_home, tmp_path):
 def test_a_task_env_without_python_is_refused(fresh_home, tmp_path):
     task = load_builtin(split="heldout")[0].model_copy(update={"environment": str(tmp_path / "not-a-venv")})
     with pytest.raises(WorkspaceError, match="not-a-venv.*does not exist"):
-        local_preflight([task])
+        preflight("local", [task])
     with pytest.raises(TaskEnvError):
         check_environment(tmp_path / "not-a-venv", PYTEST_PLUGIN_DIR)
 
@@ -92,7 +91,7 @@ def test_a_task_env_without_python_is_refused(fresh_home, tmp_path):
 def test_override_names_the_variable(fresh_home, monkeypatch, tmp_path):
     monkeypatch.setenv(taskenv.ENV_VAR, str(tmp_path / "nowhere"))
     with pytest.raises(WorkspaceError, match=r"nowhere.*\$SWETRAIN_TASK_ENV"):
-        local_preflight([])
+        preflight("local", [])
 
 
 def test_quickstart_stops_in_seconds_with_one_line_and_writes_nothing(fresh_home, monkeypatch, tmp_path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from swetrain.env.demo import CALC_BUGGY
 from swetrain.env.grading import grade_builtin, junit_key, swebench_available
 from swetrain.env.verifier import Verifier, patch_files
 from swetrain.env.workspace import Workspace
@@ -38,15 +37,14 @@ def test_plugins_under_tmp_stay_visible_in_the_sandbox(task, verifier, tmp_path,
     """swetrain installed (editable) under /tmp: its pytest plugin must still load in the sandbox."""
     import shutil
 
-    from swetrain.env import verifier as verifier_mod
     from swetrain.env import workspace as workspace_mod
+    from swetrain.env.interface import PYTEST_PLUGIN_DIR
     from swetrain.env.sandbox import bwrap_available
 
     moved = tmp_path / "elsewhere" / "pytest_plugins"
-    shutil.copytree(verifier_mod.PLUGIN_DIR, moved)
+    shutil.copytree(PYTEST_PLUGIN_DIR, moved)
     assert str(moved).startswith("/tmp/")
-    monkeypatch.setattr(workspace_mod, "PYTEST_PLUGIN_DIR", moved)
-    monkeypatch.setattr(verifier_mod, "PLUGIN_DIR", moved)
+    monkeypatch.setattr(workspace_mod, "PYTEST_PLUGIN_DIR", moved)  # the local backend's binds and PYTHONPATH
     v = verifier.verify(task, task.patch)
     assert v.resolved and not v.infra_failure, v.diagnostics
     if bwrap_available():

@@ -19,7 +19,6 @@ each task's own view (``/testbed``, ``/tmp``, environment) is scanned with its o
 from __future__ import annotations
 
 import json
-import os
 import shlex
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -27,8 +26,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from swetrain.env.sandbox import RUNTIME_DIRS, to_agent_paths
-from swetrain.env.workspace import Limits, Workspace, WorkspaceError, pristine_snapshot
+from swetrain.env.backend import open_workspace
+from swetrain.env.interface import Limits, WorkspaceBackend, WorkspaceError
+from swetrain.env.workspace import pristine_snapshot
 from swetrain.tasks.record import Task
 
 __all__ = ["AuditHit", "AuditReport", "Needle", "TaskAudit", "audit_tasks", "patch_needles"]
@@ -173,7 +173,7 @@ def base_corpus(pristine: Path) -> bytes:
 # ---------------------------------------------------------------------------------------- scan
 
 
-def _scan(ws: Workspace, request: dict) -> list[dict]:
+def _scan(ws: WorkspaceBackend, request: dict) -> list[dict]:
     """Run the scanner in ``ws``'s sandbox with ``request``; its JSON lines."""
     cmd = f"python -c {shlex.quote(SCANNER.read_text())}"
     res = ws.run(cmd, timeout=_AUDIT_LIMITS.timeout_s, stdin=json.dumps(request).encode())
@@ -194,7 +194,7 @@ def audit_tasks(
     tasks: Sequence[Task],
     *,
     isolated: bool | None = None,
-    prepare: Callable[[Workspace], None] | None = None,
+    prepare: Callable[[WorkspaceBackend], None] | None = None,
     on_task: Callable[[TaskAudit], None] | None = None,
     scan_runtime: bool = True,
     sandbox: str = "local",
@@ -222,14 +222,8 @@ def audit_tasks(
         audit = TaskAudit(instance_id=task.instance_id, error=errors.get(task.instance_id))
         if audit.error is None:
             try:
-                if sandbox == "docker":
-                    from swetrain.env.docker_backend import DockerWorkspace
-
-                    with DockerWorkspace.create(task, limits=_AUDIT_LIMITS, spare=False) as dws:
-                        _audit_container(task, dws, needles, by_id, audit, prepare)
-                else:
-                    with Workspace.create(task, limits=_AUDIT_LIMITS, isolated=isolated) as ws:
-                        _audit_one(task, ws, needles, by_id, shared_hits, audit, prepare, scan_runtime)
+                with open_workspace(task, sandbox=sandbox, limits=_AUDIT_LIMITS, isolated=isolated, one_shot=True) as ws:
+                    _audit_one(task, ws, needles, by_id, shared_hits, audit, prepare, scan_runtime)
             except (WorkspaceError, OSError) as exc:
                 audit.error = str(exc)
         results.append(audit)
@@ -238,77 +232,35 @@ def audit_tasks(
     return AuditReport(tasks=results)
 
 
-def _shared_roots(ws: Workspace, visible: list[str], scan_runtime: bool) -> list[str]:
-    """What the sandbox shows besides the task's own folders, as host paths to scan.
-
-    The system runtime and the interpreter are the same in every sandbox (skipped when
-    ``scan_runtime`` is off); the other binds (task environment, plugin folder) are scanned by
-    their own paths; a visible top-level folder that none of these explains is scanned whole.
-    """
-    prefixes = [str(p) for p in ws.interpreter_roots()]
-    runtime = [f"/{d}" for d in RUNTIME_DIRS if Path(f"/{d}").is_dir() and not Path(f"/{d}").is_symlink()]
-    runtime += prefixes
-    other = [os.path.realpath(p) for p in ws.sandbox_binds() if str(p) not in prefixes]
-    covered = [*runtime, *other, *(f"/{d}" for d in RUNTIME_DIRS), ws.exec_root, "/tmp"]
-    unknown = [top for top in visible if top not in ("/testbed", "/tmp")
-               and not any(c == top or c.startswith(top + "/") for c in covered)]
-    return (runtime if scan_runtime else []) + other + unknown
-
-
-def _audit_one(task, ws, needles, by_id, shared_hits, audit, prepare, scan_runtime) -> None:
+def _audit_one(task: Task, ws: WorkspaceBackend, needles: list[Needle], by_id: dict[int, Needle],
+               shared_hits: dict[str, list[dict]], audit: TaskAudit,
+               prepare: Callable[[WorkspaceBackend], None] | None, scan_runtime: bool) -> None:
+    """Scan what ``ws``'s sandbox shows: its shared folders (:meth:`WorkspaceBackend.shared_roots`)
+    once per audit with every task's needles, its own folders with this task's needles."""
     if prepare is not None:
         prepare(ws)
     mine = [n for n in needles if n.instance_id == task.instance_id]
     audit.isolated = ws.isolated
     audit.needles = len(mine)
-    listing = _scan(ws, {"mode": "list"})[0]
-    audit.visible = listing["visible"]
-    hits: list[dict] = []
-    if ws.isolated:
-        roots = _shared_roots(ws, audit.visible, scan_runtime)
-        todo = [r for r in roots if r not in shared_hits]
-        if todo:  # shared folders not scanned yet: once, with every task's needles
-            rows = _scan(ws, {"mode": "scan", "roots": todo, "git": True, "env": False,
-                              "needles": [n.request() for n in needles]})
-            for root in todo:
-                shared_hits[root] = [r for r in rows if "needle" in r and _under(r["where"], root)]
-        for root in roots:
-            hits += shared_hits[root]
-        private = ["/testbed", "/tmp"]
-    else:
+    audit.visible = _scan(ws, {"mode": "list"})[0]["visible"]
+    if not ws.isolated:
         audit.error = ("not isolated (bubblewrap unavailable): the agent can read every file of the host, "
                        "the answer included; install bubblewrap")
-        private = [ws.exec_root, str(ws.base / "home")]
-    rows = _scan(ws, {"mode": "scan", "roots": private, "git": True, "env": True,
+    roots = ws.shared_roots(audit.visible, runtime=scan_runtime)
+    todo = [r for r in roots if r not in shared_hits]
+    if todo:  # shared folders not scanned yet: once, with every task's needles
+        rows = _scan(ws, {"mode": "scan", "roots": todo, "git": True, "env": False,
+                          "needles": [n.request() for n in needles]})
+        for root in todo:
+            shared_hits[root] = [r for r in rows if "needle" in r and _under(r["where"], root)]
+    hits = [hit for root in roots for hit in shared_hits[root]]
+    rows = _scan(ws, {"mode": "scan", "roots": ws.own_roots(audit.visible), "git": True, "env": True,
                       "needles": [n.request() for n in mine]})
     hits += [r for r in rows if "needle" in r]
     seen = set()
     for r in hits:
         n = by_id[r["needle"]]
         if n.instance_id != task.instance_id or (n.id, r["where"]) in seen:
-            continue
-        seen.add((n.id, r["where"]))
-        where = r["where"] if ws.isolated else to_agent_paths(r["where"], ws.exec_root)
-        audit.hits.append(AuditHit(kind=n.kind, form=n.form, file=n.file, where=where, how=r["how"],
-                                   needle=n.text[:120]))
-
-
-def _audit_container(task, ws, needles, by_id, audit, prepare) -> None:
-    """The whole container is the task's own: scan everything it shows with the task's needles."""
-    if prepare is not None:
-        prepare(ws)
-    mine = [n for n in needles if n.instance_id == task.instance_id]
-    audit.isolated = True
-    audit.needles = len(mine)
-    audit.visible = _scan(ws, {"mode": "list"})[0]["visible"]
-    rows = _scan(ws, {"mode": "scan", "roots": audit.visible, "git": True, "env": True,
-                      "needles": [n.request() for n in mine]})
-    seen = set()
-    for r in rows:
-        if "needle" not in r:
-            continue
-        n = by_id[r["needle"]]
-        if (n.id, r["where"]) in seen:
             continue
         seen.add((n.id, r["where"]))
         audit.hits.append(AuditHit(kind=n.kind, form=n.form, file=n.file, where=r["where"], how=r["how"],

@@ -62,7 +62,7 @@ def verify(
     infrastructure failure (no verdict); 2 on bad input."""
     from swetrain.env.verifier import Verifier
 
-    from swetrain.env.sandbox import announce_isolation
+    from swetrain.env.backend import announce_isolation
 
     task = _load_task(tasks, instance)
     check_sandbox_or_exit(sandbox, [task])
@@ -111,7 +111,7 @@ def tools(
     from swetrain.env.backend import open_workspace
     from swetrain.env.workspace import Limits, WorkspaceError
 
-    from swetrain.env.sandbox import announce_isolation
+    from swetrain.env.backend import announce_isolation
 
     task = _load_task(tasks, instance)
     check_sandbox_or_exit(sandbox, [task])
@@ -260,7 +260,7 @@ def audit(
     from rich.progress import Progress
 
     from swetrain.env.audit import audit_tasks
-    from swetrain.env.sandbox import announce_isolation
+    from swetrain.env.backend import announce_isolation
 
     chosen = _load_task_list(tasks, limit, seed)
     check_sandbox_or_exit(sandbox, chosen)
@@ -328,7 +328,7 @@ def redteam(
     failure. Exit 0 when every attack is blocked, 1 when any succeeds, 2 for bad input.
     """
     from swetrain.env.redteam import FAMILIES, report_json, run_redteam
-    from swetrain.env.sandbox import announce_isolation
+    from swetrain.env.backend import announce_isolation
     from swetrain.env.verifier import Verifier
 
     chosen = _load_task_list(tasks, limit, seed)

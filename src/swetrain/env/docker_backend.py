@@ -37,12 +37,11 @@ import tarfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from swetrain.env.interface import CommandResult, DirEntry, Limits, OutputCapture, Reader, WorkspaceBackend, WorkspaceError
-from swetrain.env.docker_client import (  # noqa: F401  (docker_isolation_note re-exported)
+from swetrain.env.docker_client import (
     LABEL,
     OWNER_LABEL,
     DockerUnavailable,
@@ -51,8 +50,17 @@ from swetrain.env.docker_client import (  # noqa: F401  (docker_isolation_note r
     owner_id,
     register,
 )
-from swetrain.env.sandbox import SANDBOX_ROOT
-from swetrain.env.workspace import PYTEST_PLUGIN_DIR
+from swetrain.env.interface import (
+    PYTEST_PLUGIN_DIR,
+    SANDBOX_ROOT,
+    CommandResult,
+    DirEntry,
+    Limits,
+    OutputCapture,
+    Reader,
+    WorkspaceBackend,
+    WorkspaceError,
+)
 
 IMAGE_PREFIX = "docker://"
 PLUGIN_TARGET = "/opt/swetrain/pytest_plugins"  # where the verifier's pytest plugins are copied in
@@ -141,6 +149,25 @@ class DockerWorkspace(WorkspaceBackend):
         self.spare = spare
         self._spare: tuple[threading.Thread, dict] | None = None
         self._removals: list[threading.Thread] = []
+
+    # ------------------------------------------------------------------------------ the backend
+    @classmethod
+    def open(cls, task: Any, *, limits: Limits | None = None, root: Any = None, isolated: bool | None = None,
+             one_shot: bool = False) -> DockerWorkspace:
+        """:meth:`create`, with no spare container when ``one_shot`` (``root`` and ``isolated`` are
+        the local backend's: a container is always isolated and lives in the daemon)."""
+        return cls.create(task, limits=limits, spare=not one_shot)
+
+    @classmethod
+    def preflight(cls, tasks: Sequence[Any]) -> None:
+        """:func:`docker_preflight`: the daemon answers and every task's image is present."""
+        docker_preflight(tasks)
+
+    @classmethod
+    def isolation_record(cls) -> dict[str, Any]:
+        """A container per workspace, no network; the agent sees the task image's filesystem."""
+        return {"isolated": True, "backend": "docker", "agent_root": SANDBOX_ROOT, "network": False,
+                "visible": ["the task image's filesystem"], "note": docker_isolation_note()}
 
     # ------------------------------------------------------------------------------ creation
     @classmethod
@@ -370,7 +397,7 @@ class DockerWorkspace(WorkspaceBackend):
     def crashed(self, res: CommandResult) -> bool:
         return res.returncode < 0 and not res.timed_out and self._crash is not None
 
-    def crash_reason(self) -> str:
+    def crash_reason(self, res: CommandResult) -> str:
         return self._crash or "the container was killed"
 
     def kill_all(self) -> None:
@@ -635,7 +662,7 @@ class _ChunkReader(io.RawIOBase):
         return n
 
 
-def docker_preflight(tasks: list[Any]) -> None:
+def docker_preflight(tasks: Sequence[Any]) -> None:
     """Before a run on the docker sandbox: the daemon answers and every task's image is present.
     Raises DockerError with one line naming the first problem (which task, which image, the pull)."""
     import docker.errors

@@ -113,15 +113,6 @@ def _close_live() -> None:
             pass
 
 
-def docker_available() -> bool:
-    """True when the SDK imports and a daemon answers (cheap after the first call)."""
-    try:
-        docker_client()
-    except DockerUnavailable:
-        return False
-    return True
-
-
 def docker_isolation_note() -> str:
     """One line saying how the docker backend isolates agent commands (``env selfcheck``, run records)."""
     return ("isolated: docker sandbox (one container per workspace of the task's image, --network none, pids/memory/"

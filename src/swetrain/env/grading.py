@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from pathlib import Path
 
 PASSING_F2P = {"PASSED", "XFAIL"}
 PASSING_P2P = {"PASSED", "XFAIL", "SKIPPED"}
@@ -38,16 +37,6 @@ def junit_key(node_id: str) -> tuple[str, str]:
     names[0] = re.sub(r"\.py$", "", names[0].replace("/", "."))
     names[-1] += bracket + params
     return ".".join(names[:-1]), names[-1]
-
-
-def read_junit(path: str | Path, max_bytes: int = 64 << 20) -> list[JunitCase]:
-    """All testcases of a pytest junit XML file. Raises ValueError when it is missing or broken."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"no junit report at {path}")
-    if path.stat().st_size > max_bytes:
-        raise ValueError(f"junit report {path} is larger than {max_bytes} bytes")
-    return parse_junit(path.read_bytes(), str(path), max_bytes)
 
 
 def parse_junit(data: bytes, name: str = "junit report", max_bytes: int = 64 << 20) -> list[JunitCase]:

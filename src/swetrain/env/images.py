@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from swetrain.env.docker_client import docker_client
-from swetrain.env.sandbox import SANDBOX_ROOT
+from swetrain.env.interface import SANDBOX_ROOT
 from swetrain.env.workspace import WorkspaceError, pristine_snapshot, snapshot_head
 
 BASE_RECIPE = {

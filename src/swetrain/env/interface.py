@@ -2,22 +2,32 @@
 
 :class:`WorkspaceBackend` (the methods consumers use), the values its methods take and give
 (:class:`Limits`, :class:`CommandResult`, :class:`DirEntry`, :data:`Reader`), the error of a
-workspace that cannot be created or used (:class:`WorkspaceError`) and how a command's output is
-kept head+tail (:class:`OutputCapture`). The backends (:mod:`swetrain.env.workspace`,
-:mod:`swetrain.env.docker_backend`) import this module; it imports none of them. The choice of
-backend (``open_workspace``, ``preflight``) is :mod:`swetrain.env.backend`.
+workspace that cannot be created or used (:class:`WorkspaceError`), how a command's output is
+kept head+tail (:class:`OutputCapture`), where the repository appears inside every sandbox
+(:data:`SANDBOX_ROOT`) and swetrain's pytest plugins on the host (:data:`PYTEST_PLUGIN_DIR`).
+The backends (:mod:`swetrain.env.workspace`, :mod:`swetrain.env.docker_backend`) import this
+module; it imports none of them. The choice of backend (``open_workspace``, ``preflight``, the
+isolation record) is :mod:`swetrain.env.backend`: a new backend is one module with a subclass of
+:class:`WorkspaceBackend` plus one line in its ``BACKENDS`` map.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 Reader = Callable[[str], "str | None"]
+
+#: where the repository appears inside the sandbox, on every backend (R2E-Gym/SWE-bench convention)
+SANDBOX_ROOT = "/testbed"
+#: swetrain's pytest plugins (the verifier's trusted runner, the hang guard) on the host; each
+#: backend makes them visible inside its sandbox (:meth:`WorkspaceBackend.pytest_plugin_dir`)
+PYTEST_PLUGIN_DIR = Path(__file__).resolve().parent / "pytest_plugins"
 
 
 class WorkspaceError(RuntimeError):
@@ -63,6 +73,27 @@ class WorkspaceBackend(abc.ABC):
     limits: Limits
     isolated: bool
 
+    # ------------------------------------------------------------------ the backend (class level)
+    @classmethod
+    @abc.abstractmethod
+    def open(cls, task: Any, *, limits: Limits | None = None, root: Any = None, isolated: bool | None = None,
+             one_shot: bool = False) -> WorkspaceBackend:
+        """A fresh workspace of ``task``. ``root`` (a host folder for the copy) and ``isolated``
+        (None: isolate when possible; True: require it) are the local backend's, ignored by
+        backends without them; ``one_shot``: it will hardly be reset (the verifier's)."""
+
+    @classmethod
+    @abc.abstractmethod
+    def preflight(cls, tasks: Sequence[Any]) -> None:
+        """Check a run of ``tasks`` can start on this backend (an empty list: the default task
+        environment); raise ValueError / WorkspaceError with one line naming the problem."""
+
+    @classmethod
+    @abc.abstractmethod
+    def isolation_record(cls) -> dict[str, Any]:
+        """How this backend isolates agent commands on this machine (``isolated``, ``backend``,
+        ``agent_root``, ``network``, ``visible``, ``note``: one line for logs), as a run records it."""
+
     @property
     @abc.abstractmethod
     def agent_root(self) -> str:
@@ -92,6 +123,28 @@ class WorkspaceBackend(abc.ABC):
     def crashed(self, res: CommandResult) -> bool:
         """The sandbox itself was killed from outside while ``res``'s command ran (infra, not the agent)."""
         return False
+
+    def crash_reason(self, res: CommandResult) -> str:
+        """Why the sandbox ended under ``res``'s command, when :meth:`crashed` says it did."""
+        return f"the sandbox was killed (signal {-res.returncode})"
+
+    @abc.abstractmethod
+    def pytest_plugin_dir(self) -> str:
+        """Where commands of this workspace see swetrain's pytest plugins (put it on ``PYTHONPATH``)."""
+
+    # ------------------------------------------------------------------ what the sandbox shows
+    def shared_roots(self, visible: list[str], *, runtime: bool = True) -> list[str]:
+        """Folders the sandbox shows that are not the task's own but the same in every workspace
+        of this backend here (system runtime, interpreter, bound folders), as commands see them;
+        ``visible``: the sandbox's top-level folders. The leak audit scans them once for all
+        tasks; ``runtime=False`` leaves out the system runtime and the interpreter. None by
+        default: everything the sandbox shows is the task's own."""
+        return []
+
+    def own_roots(self, visible: list[str]) -> list[str]:
+        """The task's own folders as commands see them (what the leak audit scans with this task's
+        answer); by default every top-level folder the sandbox shows."""
+        return list(visible)
 
     # ------------------------------------------------------------------ files (relative paths)
     @abc.abstractmethod

@@ -31,9 +31,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from swetrain.env.interface import CommandResult, Limits, OutputCapture  # noqa: F401  (Limits, CommandResult re-exported)
-
-SANDBOX_ROOT = "/testbed"  # where the workspace appears inside the sandbox (R2E-Gym/SWE-bench convention)
+from swetrain.env.interface import SANDBOX_ROOT, CommandResult, Limits, OutputCapture
 MARKER_VAR = "SWETRAIN_WORKSPACE_ID"  # every command carries it; lets reset find escaped processes
 
 
@@ -78,24 +76,6 @@ def isolation_note() -> str:
 RUNTIME_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
 
 
-def isolation_record(sandbox: str = "local") -> dict:
-    """How agent commands are isolated on this machine, as recorded in a run directory."""
-    if sandbox == "docker":
-        from swetrain.env.docker_client import docker_isolation_note
-
-        return {"isolated": True, "backend": "docker", "agent_root": SANDBOX_ROOT, "network": False,
-                "visible": ["the task image's filesystem"], "note": docker_isolation_note()}
-    isolated = bwrap_available()
-    return {
-        "isolated": isolated,
-        "backend": "bubblewrap" if isolated else "none",
-        "agent_root": SANDBOX_ROOT,
-        "network": not isolated,
-        "visible": sorted("/" + d for d in RUNTIME_DIRS if os.path.isdir("/" + d)) if isolated else ["/"],
-        "note": isolation_note(),
-    }
-
-
 _SAID = threading.Event()  # the isolation line was printed in this process
 
 
@@ -108,20 +88,10 @@ def warn_unisolated_once() -> None:
         logging.getLogger("swetrain.env").warning("swetrain: %s", isolation_note())
 
 
-def announce_isolation(run_dir: str | Path | None = None, sandbox: str = "local") -> dict:
-    """Print one line (stderr) saying how agent commands are isolated; record it in
-    ``run_dir/isolation.json`` when given. Every command that runs agent code calls this."""
-    import json
-    import sys
-
-    record = isolation_record(sandbox)
+def mark_isolation_said() -> None:
+    """Note that this process has said how commands are isolated (the backend's announcement):
+    :func:`warn_unisolated_once` stays quiet."""
     _SAID.set()
-    print(f"swetrain: {record['note']}", file=sys.stderr, flush=True)
-    if run_dir is not None:
-        path = Path(run_dir)
-        path.mkdir(parents=True, exist_ok=True)
-        (path / "isolation.json").write_text(json.dumps(record, indent=1) + "\n")
-    return record
 
 
 def _bwrap_root_args() -> list[str]:

@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from swetrain.env import edit_match as em
+from swetrain.env.interface import SANDBOX_ROOT
 from swetrain.env.stable import stable_output
-from swetrain.env.sandbox import SANDBOX_ROOT
 
 MAX_OBSERVATION_CHARS = 16000
 SNIPPET_LINES = 4

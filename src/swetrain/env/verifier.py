@@ -3,8 +3,10 @@
 Steps (SWE-bench's harness, on local processes):
 
 1. Reject before touching anything: an empty patch (``error="empty patch"``), text with no file
-   headers (``malformed``), a patch that touches *protected files* (see below).
-2. Fresh workspace at ``base_commit``; apply with ``git apply``, then ``git apply --3way``, then
+   headers (``malformed``); then, in a fresh workspace at ``base_commit`` (any backend:
+   :func:`~swetrain.env.backend.open_workspace`), before anything runs in it, a patch that
+   touches *protected files* (see below), judged against the workspace's base files.
+2. Apply with ``git apply``, then ``git apply --3way``, then
    ``patch --fuzz`` (each on a clean tree, inside the sandbox). None applies -> NO, not applied.
 3. Apply the task's ``test_patch`` (a failure here is the task's fault: infra failure).
 4. Run exactly FAIL_TO_PASS ∪ PASS_TO_PASS with pytest, writing junit XML; each test has a per-test
@@ -19,7 +21,7 @@ changes the pytest section of ``tox.ini`` / ``setup.cfg`` / ``pyproject.toml`` (
 change); or whose added lines skip, deselect or xfail tests (``pytest.xfail(``, ``mark.skip``,
 ``collect_ignore``, pytest hooks, ``addopts``, ...) gets ``status NO`` with ``error`` and
 ``diagnostics`` naming each file, line and rule; no test is run. The check runs on the patch text
-before anything is created, and again on the patched tree right after applying (so fuzzy, binary
+before anything runs, and again on the patched tree right after applying (so fuzzy, binary
 or context diffs and symlinks are judged by what pytest would actually read).
 
 Hardened (issue 30, the default; ``hardened=False`` keeps the path described above for benches): the
@@ -61,14 +63,12 @@ from swetrain.env.harden import (
     special_casing_flags,
     structural_violations,
 )
-from swetrain.env.protect import PROTECTED_NAMES, patch_files  # noqa: F401 (re-exported: older imports)
-from swetrain.env.protect import UNCHECKED, Violation, find_violations, tree_reader
+from swetrain.env.protect import UNCHECKED, Violation, find_violations, patch_files
 from swetrain.env.stable import stable_output
 from swetrain.env.verdict import TestResult, Verdict
-from swetrain.env.workspace import PYTEST_PLUGIN_DIR, Limits, WorkspaceError, pristine_snapshot
+from swetrain.env.interface import Limits, WorkspaceError
 from swetrain.tasks.record import Task
 
-PLUGIN_DIR = PYTEST_PLUGIN_DIR  # on PYTHONPATH of the test command (bound into the sandbox)
 TRACEBACK_CHARS = 1500
 DIAGNOSTICS_CHARS = 8000
 
@@ -77,21 +77,6 @@ def task_protected_paths(task: Task) -> set[str]:
     """Files of this task the model may not touch: the test patch's files and the F2P/P2P files."""
     protected = patch_files(task.test_patch) if task.test_patch else set()
     return protected | {t.split("::", 1)[0] for t in task.tests}
-
-
-def _pristine_reader(task: Task):
-    """Lazy reader of the base commit's files (None for every file when there is no snapshot)."""
-    state: dict = {}
-
-    def read(path: str) -> str | None:
-        if "reader" not in state:
-            try:
-                state["reader"] = tree_reader(pristine_snapshot(task))
-            except (WorkspaceError, OSError):
-                state["reader"] = lambda _p: None
-        return state["reader"](path)
-
-    return read
 
 
 def _refused(iid: str, violations: list[Violation], **kw) -> Verdict:
@@ -177,19 +162,18 @@ class Verifier:
                 instance_id=iid, error="malformed patch: no file headers (---/+++ or diff --git) found",
                 diagnostics="The submitted patch is not a unified diff (no file headers were found).",
             )
-        read_pre = _pristine_reader(task)
-        protected = task_protected_paths(task)
-        # config files whose hunks do not apply exactly are judged after applying (below)
-        bad = [v for v in find_violations(patch, read_pre, protected_paths=protected, reference_patch=task.patch)
-               if v.rule != UNCHECKED]
-        if bad:
-            return _refused(iid, bad)
         try:
             ws = open_workspace(task, sandbox=self.sandbox, root=self.root, limits=self.limits, isolated=self.isolated,
                                 one_shot=True)
         except (WorkspaceError, OSError) as exc:
             return _infra(iid, f"could not create a workspace: {exc}")
         try:
+            # the protection rules on the patch text, before anything runs; config files whose
+            # hunks do not apply exactly are judged after applying (in _run)
+            bad = [v for v in find_violations(patch, ws.base_reader(), protected_paths=task_protected_paths(task),
+                                              reference_patch=task.patch) if v.rule != UNCHECKED]
+            if bad:
+                return _refused(iid, bad)
             return self._run(task, ws, patch) if self.hardened else self._run_legacy(task, ws, patch)
         finally:
             ws.close()
@@ -203,7 +187,7 @@ class Verifier:
         for name, cmd in self.APPLY_METHODS:
             res = ws.run(cmd, timeout=60, stdin=data)
             if ws.crashed(res):
-                return _infra(iid, f"{_killed(ws, res)} while applying the patch ({name})")
+                return _infra(iid, f"{ws.crash_reason(res)} while applying the patch ({name})")
             if res.returncode == 0 and not res.timed_out:
                 method = name
                 break
@@ -223,7 +207,7 @@ class Verifier:
         if task.test_patch.strip():
             res = ws.run("git apply --verbose --binary -", timeout=60, stdin=task.test_patch.encode())
             if ws.crashed(res):
-                return _infra(iid, f"{_killed(ws, res)} while applying the test patch", patch_applied=True,
+                return _infra(iid, f"{ws.crash_reason(res)} while applying the test patch", patch_applied=True,
                               apply_method=method)
             if res.returncode != 0:
                 return _infra(iid, f"the task's test patch does not apply after the model patch: {_clip(res.output, 600)}",
@@ -234,7 +218,7 @@ class Verifier:
             return _infra(iid, f"the test run exceeded {self.timeout_s:g}s", patch_applied=True, apply_method=method,
                           output=res.output)
         if ws.crashed(res):
-            return _infra(iid, f"{_killed(ws, res)} while running the tests",
+            return _infra(iid, f"{ws.crash_reason(res)} while running the tests",
                           patch_applied=True, apply_method=method, output=res.output)
         try:
             try:
@@ -288,7 +272,7 @@ class Verifier:
         for name, cmd in self.APPLY_METHODS:
             res = ws.run(cmd, timeout=60, stdin=data)
             if ws.crashed(res):
-                return None, _infra(iid, f"{_killed(ws, res)} while applying the patch ({name})")
+                return None, _infra(iid, f"{ws.crash_reason(res)} while applying the patch ({name})")
             if res.returncode == 0 and not res.timed_out:
                 return name, None
             errors.append(f"{name}: {_clip(res.output, 600)}")
@@ -332,7 +316,7 @@ class Verifier:
                         + " ".join(shlex.quote(p) for p in in_base))
             res = ws.run(cmd, timeout=60)
             if ws.crashed(res):
-                return _infra(iid, f"{_killed(ws, res)} while restoring test files", **kw)
+                return _infra(iid, f"{ws.crash_reason(res)} while restoring test files", **kw)
             if res.returncode != 0:
                 return _refused(iid, [Violation(p, "test-restore", f"{p}: the test file could not be restored from "
                                                 f"the base tree ({_clip(res.output, 200)}); rule: test-restore")
@@ -342,7 +326,7 @@ class Verifier:
         if task.test_patch.strip():
             res = ws.run("git apply --verbose --binary -", timeout=60, stdin=task.test_patch.encode())
             if ws.crashed(res):
-                return _infra(iid, f"{_killed(ws, res)} while applying the test patch", **kw)
+                return _infra(iid, f"{ws.crash_reason(res)} while applying the test patch", **kw)
             if res.returncode != 0:
                 return _infra(iid, f"the task's test patch does not apply after the model patch: {_clip(res.output, 600)}",
                               **kw)
@@ -356,7 +340,7 @@ class Verifier:
             why = (f"the test run exceeded {self.timeout_s:g}s" if res.timed_out
                    else f"the test command exited with {res.returncode} and produced no results ({problem})")
             if ws.crashed(res):
-                return _infra(iid, f"{_killed(ws, res)} while running the tests", output=res.output, **kw)
+                return _infra(iid, f"{ws.crash_reason(res)} while running the tests", output=res.output, **kw)
             return self._blame(task, why, res, flags, **kw)
         if problem is not None:
             return _tampered(iid, [f"the test report {problem}"], res.output, flags, **kw)
@@ -365,7 +349,7 @@ class Verifier:
     def _harness_run(self, task: Task, ws: WorkspaceBackend, seed: str | None = None):
         """Run F2P ∪ P2P under the trusted runner: (result, report dict | None, ReportError | None);
         None when the task's test command is not pytest's."""
-        plugin = _plugin_dir(ws)
+        plugin = ws.pytest_plugin_dir()
         head = harness_command(task.test_cmd or "python -m pytest", plugin)
         if head is None:
             return None
@@ -504,7 +488,7 @@ class Verifier:
         junit = f".swetrain-junit-{uuid.uuid4().hex[:8]}.xml"
         ids = " ".join(shlex.quote(t) for t in task.tests)
         cmd = (
-            f"export PYTHONPATH={shlex.quote(_plugin_dir(ws))}${{PYTHONPATH:+:$PYTHONPATH}}; "
+            f"export PYTHONPATH={shlex.quote(ws.pytest_plugin_dir())}${{PYTHONPATH:+:$PYTHONPATH}}; "
             f"{task.test_cmd or 'python -m pytest'} -p swetrain_hang_guard --swetrain-test-timeout={self.test_timeout_s:g} "
             f"-rA -p no:cacheprovider -o junit_family=xunit1 --junitxml={junit} -- {ids}"
         )
@@ -519,7 +503,7 @@ class Verifier:
         if res.timed_out:
             return _infra(iid, f"the test run exceeded {self.timeout_s:g}s", output=res.output, **kw)
         if ws.crashed(res):
-            return _infra(iid, f"{_killed(ws, res)} while running the tests", output=res.output, **kw)
+            return _infra(iid, f"{ws.crash_reason(res)} while running the tests", output=res.output, **kw)
         try:
             cases = parse_junit(read_report(ws, junit), f"{ws.agent_root}/{junit}")
         except ReportError as exc:
@@ -563,22 +547,6 @@ def _tampered(iid: str, reasons: list[str], output: str, flags: list[str], **kw)
         diag += "\nLines that special-case the test run:\n" + "\n".join(f"- {f}" for f in flags[:10])
     return Verdict(instance_id=iid, status="TAMPERED", error=f"test run tampered with: {shown}",
                    tamper_reasons=reasons, flags=flags, diagnostics=_clip(stable_output(diag), DIAGNOSTICS_CHARS), **kw)
-
-
-def _sandbox_killed(ws, res) -> bool:
-    """The sandbox itself ended by a signal (killed from outside: OOM killer, operator)."""
-    return bool(ws.crashed(res))
-
-
-def _killed(ws, res) -> str:
-    why = getattr(ws, "crash_reason", None)
-    return why() if callable(why) else f"the sandbox was killed (signal {-res.returncode})"
-
-
-def _plugin_dir(ws) -> str:
-    """Where the sandbox sees swetrain's pytest plugins (the docker backend copies them in)."""
-    plugins = getattr(ws, "pytest_plugin_dir", None)
-    return plugins() if callable(plugins) else str(PLUGIN_DIR)
 
 
 def _infra(iid: str, reason: str, *, patch_applied: bool = False, apply_method: str | None = None,

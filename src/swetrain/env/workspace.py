@@ -29,22 +29,30 @@ import shutil
 import subprocess
 import tempfile
 import threading
-import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from swetrain.env.interface import DirEntry, Reader, WorkspaceBackend, WorkspaceError
 from swetrain.env.gitutil import GitError, git
+from swetrain.env.interface import (
+    PYTEST_PLUGIN_DIR,
+    SANDBOX_ROOT,
+    CommandResult,
+    DirEntry,
+    Limits,
+    Reader,
+    WorkspaceBackend,
+    WorkspaceError,
+)
 from swetrain.env.protect import tree_reader
 from swetrain.env.sandbox import (
     MARKER_VAR,
-    SANDBOX_ROOT,
-    CommandResult,
-    Limits,
+    RUNTIME_DIRS,
     PidsCgroup,
     bwrap_available,
     bwrap_command,
     hidden_paths,
+    isolation_note,
     warn_unisolated_once,
     kill_marked,
     new_marker,
@@ -52,7 +60,7 @@ from swetrain.env.sandbox import (
     to_agent_paths,
     to_host_paths,
 )
-from swetrain.env.taskenv import TaskEnvError, default_task_env
+from swetrain.env.taskenv import TaskEnvError, check_environment, default_task_env
 from swetrain.env.tree import ChangeWatcher, TreeState
 from swetrain.paths import build_once, cache_dir
 from swetrain.tasks.record import Task
@@ -61,11 +69,6 @@ __all__ = ["CommandResult", "Limits", "Workspace", "WorkspaceError", "pristine_s
 
 
 _PRISTINE_LOCK = threading.Lock()
-
-# Folders of swetrain itself that sandboxed commands read (the verifier's pytest plugins). Bound
-# read-only like the interpreter, so they stay visible when swetrain lives under /tmp (e.g. an
-# editable install of a checkout there), which the sandbox's private /tmp would otherwise hide.
-PYTEST_PLUGIN_DIR = Path(__file__).resolve().parent / "pytest_plugins"
 
 
 SNAPSHOT_MESSAGE = "swetrain: task base state"
@@ -184,13 +187,6 @@ def interpreter_roots(env: Path) -> list[Path]:
     return list(dict.fromkeys(Path(os.path.realpath(p)) for p in roots))
 
 
-def _cross_device(a: Path, b: Path) -> bool:
-    try:
-        return os.stat(a).st_dev != os.stat(b).st_dev
-    except OSError:
-        return True
-
-
 class Workspace(WorkspaceBackend):
     """One working copy of a task at ``base_commit``: run commands, diff, reset, close.
 
@@ -233,6 +229,46 @@ class Workspace(WorkspaceBackend):
         self._tree: TreeState | None = None
         self._git_tree: TreeState | None = None
         self._watcher: ChangeWatcher | None = None
+
+    # ------------------------------------------------------------------------------- the backend
+    @classmethod
+    def open(cls, task: Task, *, limits: Limits | None = None, root: str | Path | None = None,
+             isolated: bool | None = None, one_shot: bool = False) -> Workspace:
+        """:meth:`create` (a reset is as cheap as ever: ``one_shot`` changes nothing here)."""
+        return cls.create(task, root=root, limits=limits, isolated=isolated)
+
+    @classmethod
+    def preflight(cls, tasks: Sequence[Task]) -> None:
+        """Each distinct environment of ``tasks`` (the default one when a task names none, and
+        for an empty list) can run tests: the runner imports, the verifier's plugin loads."""
+        envs: dict[str, str] = {}
+        for task in tasks or [None]:
+            path = task.environment_path() if task is not None else None
+            if path is None:
+                envs.setdefault("default", "the default task environment")
+            else:
+                envs.setdefault(str(path), f"task environment {path} (task {task.instance_id})")
+        try:
+            for key, label in envs.items():
+                env = default_task_env() if key == "default" else Path(key)
+                if key == "default":
+                    label = f"{label} {env}" + (" (from $SWETRAIN_TASK_ENV)" if os.environ.get("SWETRAIN_TASK_ENV") else "")
+                check_environment(env, PYTEST_PLUGIN_DIR, label=label)
+        except TaskEnvError as exc:
+            raise WorkspaceError(str(exc)) from None
+
+    @classmethod
+    def isolation_record(cls) -> dict[str, Any]:
+        """Bubblewrap when it works here (no network, the system runtime read-only), else none."""
+        isolated = bwrap_available()
+        return {
+            "isolated": isolated,
+            "backend": "bubblewrap" if isolated else "none",
+            "agent_root": SANDBOX_ROOT,
+            "network": not isolated,
+            "visible": sorted("/" + d for d in RUNTIME_DIRS if os.path.isdir("/" + d)) if isolated else ["/"],
+            "note": isolation_note(),
+        }
 
     # ------------------------------------------------------------------------------- creation
     @classmethod
@@ -345,8 +381,34 @@ class Workspace(WorkspaceBackend):
 
     def sandbox_binds(self) -> list[Path]:
         """Read-only host paths a command needs beyond the system runtime (see ``bwrap_command``):
-        the base interpreter, the verifier's pytest plugins, the task environment."""
+        the base interpreter, the verifier's pytest plugins, the task environment. The plugins are
+        bound like the interpreter, so they stay visible when swetrain lives under /tmp (an
+        editable install of a checkout there), which the sandbox's private /tmp would hide."""
         return [*self.interpreter_roots(), PYTEST_PLUGIN_DIR, self.environment]
+
+    def pytest_plugin_dir(self) -> str:
+        """The plugins' host folder: bound at the same path inside the sandbox (:meth:`sandbox_binds`)."""
+        return str(PYTEST_PLUGIN_DIR)
+
+    def shared_roots(self, visible: list[str], *, runtime: bool = True) -> list[str]:
+        """The system runtime and the interpreter (same in every sandbox; left out without
+        ``runtime``), the other binds (task environment, plugin folder) by their own paths, and a
+        visible top-level folder none of these explains, whole. None when unisolated: the whole
+        host is visible then."""
+        if not self.isolated:
+            return []
+        prefixes = [str(p) for p in self.interpreter_roots()]
+        system = [f"/{d}" for d in RUNTIME_DIRS if Path(f"/{d}").is_dir() and not Path(f"/{d}").is_symlink()]
+        system += prefixes
+        other = [os.path.realpath(p) for p in self.sandbox_binds() if str(p) not in prefixes]
+        covered = [*system, *other, *(f"/{d}" for d in RUNTIME_DIRS), self.exec_root, "/tmp"]
+        unknown = [top for top in visible if top not in (SANDBOX_ROOT, "/tmp")
+                   and not any(c == top or c.startswith(top + "/") for c in covered)]
+        return (system if runtime else []) + other + unknown
+
+    def own_roots(self, visible: list[str]) -> list[str]:
+        """The repository and the private /tmp; unisolated, the working copy and HOME on the host."""
+        return [SANDBOX_ROOT, "/tmp"] if self.isolated else [self.exec_root, str(self.base / "home")]
 
     def run(self, cmd: str, timeout: float | None = None, *, stdin: bytes | None = None) -> CommandResult:
         """Run ``cmd`` with ``bash -c`` in the workspace; never raises for a failing command."""

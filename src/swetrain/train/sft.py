@@ -38,39 +38,13 @@ class SFTConfig:
     micro_batch_tokens: int = 8192
     seed: int = 0
     precision: str = "auto"
-    # (regex, multiplier) pairs: a parameter whose name matches a pattern (the first that does)
-    # trains at lr x multiplier; 0 freezes it. E.g. (r"layers\.[01]\.self_attn\.", 0.1)
-    lr_scales: tuple[tuple[str, float], ...] = ()
 
     def __post_init__(self) -> None:
-        import re
-
         for name in ("epochs", "batch_tokens", "micro_batch_tokens"):
             if getattr(self, name) < 1:
                 raise ValueError(f"SFTConfig.{name} must be >= 1, got {getattr(self, name)}")
         if not self.lr > 0:
             raise ValueError(f"SFTConfig.lr must be > 0, got {self.lr}")
-        for pattern, scale in self.lr_scales:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"SFTConfig.lr_scales: pattern {pattern!r} is not a regular expression ({exc})") from None
-            if not scale >= 0:
-                raise ValueError(f"SFTConfig.lr_scales: multiplier {scale!r} of {pattern!r} must be >= 0")
-
-
-def param_groups(model: torch.nn.Module, lr: float, lr_scales: Sequence[tuple[str, float]]) -> list[dict[str, Any]]:
-    """AdamW parameter groups: one per learning-rate multiplier (see ``SFTConfig.lr_scales``)."""
-    import re
-
-    compiled = [(re.compile(p), float(m)) for p, m in lr_scales]
-    groups: dict[float, list[torch.nn.Parameter]] = {}
-    for name, param in model.named_parameters():
-        if not param.requires_grad:
-            continue
-        scale = next((m for rx, m in compiled if rx.search(name)), 1.0)
-        groups.setdefault(scale, []).append(param)
-    return [{"params": ps, "lr": lr * scale} for scale, ps in sorted(groups.items(), reverse=True)]
 
 
 def sample_for_sft(traj: Any) -> TrainSample:
@@ -132,7 +106,8 @@ class SFTTrainer:
         rng = random.Random(cfg.seed)
         epochs = [self._batches(samples, rng) for _ in range(cfg.epochs)]
         total = sum(len(e) for e in epochs)
-        opt = torch.optim.AdamW(param_groups(self.model, cfg.lr, cfg.lr_scales), lr=cfg.lr, weight_decay=cfg.weight_decay)
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        opt = torch.optim.AdamW(params, lr=cfg.lr, weight_decay=cfg.weight_decay)
         sched = cosine_with_warmup(opt, min(cfg.warmup_steps, max(total - 1, 0)), total, cfg.min_lr_ratio)
         self.model.train()
         step = 0

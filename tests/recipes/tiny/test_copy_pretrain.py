@@ -69,32 +69,6 @@ def test_copy_batch_repeats_the_span_and_masks_the_repetition():
             assert int(x.max()) < 10 + cfg.easy_vocab
 
 
-def test_long_gap_batches_and_samples_copy_from_far_back():
-    cfg = CopyPretrainConfig(batch=8, span=8, max_gap=4, long_gap=300, long_fraction=1.0, long_batch_tokens=400)
-    code = [list(range(1000, 1600))]
-    rng = random.Random(3)
-    gaps = []
-    for _ in range(20):
-        x, mask = copy_batch(False, cfg, 2000, code, rng)
-        first = int(mask[0].nonzero()[0]) - 1
-        n = x.shape[1] - first
-        assert torch.equal(x[:, :n], x[:, first:])
-        gaps.append(first - n)
-        assert x.shape[0] == max(1, min(8, 400 // (2 * n + first - n)))  # fewer rows when far apart
-    assert max(gaps) > 4 and max(gaps) <= 300
-    samples = copy_samples(code, 30, cfg, seed=1)
-    far = [len(s.token_ids) - 2 * (sum(s.loss_mask) + 1) for s in samples]
-    assert max(far) > 100
-    for s in samples:  # the repetition equals the span it copies
-        k = sum(s.loss_mask) + 1
-        assert s.token_ids[-k:] == s.token_ids[:k]
-    # the easy phase never uses long gaps
-    x, mask = copy_batch(True, cfg, 2000, code, rng)
-    assert x.shape[0] == 8 and x.shape[1] <= 2 * 8 + 4
-    with pytest.raises(ValueError, match="long_gap must exceed"):
-        CopyPretrainConfig(max_gap=16, long_gap=10, long_fraction=0.5)
-
-
 def test_copy_samples_mask_the_repeated_tokens():
     cfg = CopyPretrainConfig(span=8, max_gap=3)
     (s,) = copy_samples([list(range(100))], 1, cfg)

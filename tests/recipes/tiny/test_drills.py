@@ -24,52 +24,6 @@ def test_grep_output_matches_real_grep(tmp_path):
         assert grep_output(CODE, "lib.py", fn) == real.stdout + "[exit code: 0]"
 
 
-def test_tree_grep_output_matches_the_real_recursive_grep(tmp_path):
-    """The tree form (scripted_repair.grep_cmd(tree=True)) run by bash over a package with tests."""
-    from swetrain.agent.scripted_repair import grep_cmd
-
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "tests").mkdir()
-    (tmp_path / "pkg" / "lib.py").write_text(CODE)
-    (tmp_path / "tests" / "test_lib.py").write_text("def clamp(x):\n    return x\n")  # excluded
-    for fn in ("clamp", "total"):
-        cmd = grep_cmd("pkg/lib.py", fn, tree=True)
-        real = subprocess.run(["bash", "-c", cmd], cwd=tmp_path, capture_output=True, text=True)
-        assert real.stdout.startswith(f"pkg/lib.py:")
-        assert grep_output(CODE, "pkg/lib.py", fn, tree=True) == real.stdout + "[exit code: 0]"
-
-
-def test_tree_edit_drill_edits_the_path_printed_on_its_line():
-    rng = random.Random(5)
-    made = 0
-    for _ in range(100):
-        msgs = make_drill(rng, [Source("pkg/lib.py", CODE)], {}, "edit", tree=True)
-        if msgs is None:
-            continue
-        made += 1
-        assert "-rn" in _call(msgs[3]["content"])["arguments"]["cmd"].split()
-        edit = _call(msgs[5]["content"])["arguments"]
-        on_line = [x for x in msgs[4]["content"].splitlines() if edit["old_str"] in x]
-        assert on_line and all(x.startswith(edit["path"] + "-") or x.startswith(edit["path"] + ":") for x in on_line)
-    assert made > 10
-
-
-def test_renamed_drill_uses_made_up_names_consistently():
-    """rename=True: the path exists only in the drill's own context (traceback, grep), never in the sources."""
-    rng = random.Random(7)
-    made = 0
-    for _ in range(100):
-        msgs = make_drill(rng, [Source("pkg/lib.py", CODE)], {}, "edit", tree=True, rename=True)
-        if msgs is None:
-            continue
-        made += 1
-        path = _call(msgs[5]["content"])["arguments"]["path"]
-        assert path != "pkg/lib.py" and "pkg" not in path.split("/") and path.endswith(".py")
-        assert f"{path}:" in msgs[2]["content"] and msgs[4]["content"].startswith(f"{path}:")
-        assert path.removesuffix(".py").replace("/", ".") in msgs[0]["content"]  # the issue's module
-    assert made > 10
-
-
 def test_mutate_line_changes_one_spot_and_skips_non_code():
     rng = random.Random(0)
     for line in ("    if x < lo:", "    return a + b", "    ok = flag and other"):

@@ -54,25 +54,9 @@ def test_copy_pretraining_is_part_of_the_cache_key():
 
     paths = {warm_start_path("tiny", WarmStartConfig(**kw)) for kw in
              ({}, {"copy_steps": 1500}, {"copy_steps": 1500, "copy_mix": 10}, {"copy_steps": 1500, "copy_easy_steps": 9},
-              {"copy_steps": 1500, "copy_lr_scale": 0.0},
-              {"copy_steps": 1500, "copy_long_gap": 2560, "copy_long_fraction": 0.5}, {"copy_steps": 1500, "copy_lr": 1e-3})}
-    assert len(paths) == 7
+              {"copy_steps": 1500, "copy_lr": 1e-3})}
+    assert len(paths) == 5
     assert PRESET_CONFIGS["tiny"].copy_steps > 0
-
-
-def test_copy_lr_scale_targets_the_copy_pretrained_attention(tiny_path):
-    import re
-
-    from swetrain.train.sft import SFTConfig, SFTTrainer
-    from swetrain.recipes.tiny.warmstart import WarmStartConfig, _copy_pretrain
-
-    trainer = SFTTrainer.from_pretrained(tiny_path, SFTConfig())
-    _copy_pretrain(trainer, WarmStartConfig(copy_steps=1, copy_easy_steps=1, copy_mix=0, copy_lr_scale=0.0), None)
-    ((pattern, scale),) = trainer.config.lr_scales
-    names = [n for n, _ in trainer.model.named_parameters() if re.search(pattern, n)]
-    assert scale == 0.0 and names
-    assert all(re.search(r"layers\.[01]\.self_attn\.", n) for n in names)
-    assert any("layers.1.self_attn." in n for n in names)
 
 
 def test_recipe_builds_deterministically_from_a_seed(tmp_path):

@@ -41,14 +41,6 @@ class CopyPretrainConfig:
     batch: int = 32
     span: int = 32  # spans of span//2 .. span tokens
     max_gap: int = 16  # 0 .. max_gap random tokens between the two occurrences
-    # long-range copies: a share ``long_fraction`` of the batches (after the easy phase) and of the
-    # SFT copy samples put 0 .. long_gap tokens between the occurrences, as an episode does (the
-    # path to copy sits in a traceback hundreds of tokens back); a circuit trained on short gaps
-    # only does not reach that far (measured: docs/training.md). Long batches hold about
-    # ``long_batch_tokens`` tokens (fewer rows) so a step costs about the same.
-    long_gap: int = 0
-    long_fraction: float = 0.0
-    long_batch_tokens: int = 4096
     lr: float = 3e-3
     warmup_steps: int = 100
     easy_vocab: int = 500  # easy phase: random ids from [10, 10 + easy_vocab)
@@ -63,9 +55,7 @@ class CopyPretrainConfig:
             raise ValueError(f"CopyPretrainConfig.span must be >= 4 (got {self.span})")
         if self.max_gap < 0:
             raise ValueError(f"CopyPretrainConfig.max_gap must be >= 0 (got {self.max_gap})")
-        if self.long_fraction > 0 and self.long_gap <= self.max_gap:
-            raise ValueError(f"CopyPretrainConfig.long_gap must exceed max_gap={self.max_gap} when long_fraction > 0 (got {self.long_gap})")
-        for name in ("easy_until", "code_fraction", "long_fraction"):
+        for name in ("easy_until", "code_fraction"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise ValueError(f"CopyPretrainConfig.{name} must be in [0, 1] (got {getattr(self, name)})")
 
@@ -128,13 +118,6 @@ def _code_repeat(usable: Sequence[Sequence[int]], k: int, gap: int, rng: random.
     return list(ids[start:start + k + gap]) + list(ids[start:start + k])
 
 
-def _gap(config: CopyPretrainConfig, rng: random.Random, allow_long: bool = True) -> int:
-    """Tokens between the two occurrences: 0..max_gap, or 0..long_gap for a ``long_fraction`` share."""
-    if allow_long and config.long_fraction > 0 and rng.random() < config.long_fraction:
-        return rng.randint(0, config.long_gap)
-    return rng.randint(0, config.max_gap)
-
-
 def copy_batch(
     easy: bool, config: CopyPretrainConfig, vocab: int, code: Sequence[Sequence[int]], rng: random.Random
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -142,13 +125,11 @@ def copy_batch(
     span's tokens 2..n: the first token of the repetition cannot be predicted). ``easy``: random
     ids from a small range only; else random ids from the whole vocabulary or real ``code``."""
     n = rng.randint(max(2, config.span // 2), config.span)
-    gap, batch = _gap(config, rng, allow_long=not easy), config.batch
-    if gap > config.max_gap:
-        batch = max(1, min(batch, config.long_batch_tokens // (2 * n + gap)))
+    gap = rng.randint(0, config.max_gap)
     hi = min(vocab, 10 + config.easy_vocab) if easy else vocab
     usable = [s for s in code if len(s) > n + gap] if code and not easy else []
     rows = []
-    for _ in range(batch):
+    for _ in range(config.batch):
         if code and not easy and rng.random() < config.code_fraction and usable:
             rows.append(_code_repeat(usable, n, gap, rng))
         else:
@@ -238,10 +219,8 @@ def copy_samples(code: Sequence[Sequence[int]], n: int, config: CopyPretrainConf
         raise ValueError(f"copy_samples: no code sequence is longer than {config.span + config.max_gap} tokens")
     out = []
     for _ in range(n):
-        k, gap = rng.randint(max(2, config.span // 2), config.span), _gap(config, rng)
-        pool = usable if gap <= config.max_gap else [s for s in code if len(s) > k + gap] or usable
-        gap = min(gap, max(len(s) for s in pool) - k - 1)
-        seq = _code_repeat(pool, k, gap, rng)
+        k, gap = rng.randint(max(2, config.span // 2), config.span), rng.randint(0, config.max_gap)
+        seq = _code_repeat(usable, k, gap, rng)
         mask = [0] * (k + gap) + [0] + [1] * (k - 1)
         out.append(TrainSample(token_ids=seq, loss_mask=mask, segment_ids=[0] * len(seq), behavior_logprobs=[0.0] * len(seq),
                                invalid=[0] * len(seq), advantage=1.0, group="copy"))

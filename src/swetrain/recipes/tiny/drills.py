@@ -26,7 +26,7 @@ from __future__ import annotations
 import random
 import re
 import sysconfig
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,13 +60,9 @@ class Source:
     text: str
 
 
-def grep_output(text: str, path: str, function: str, tree: bool = False) -> str:
+def grep_output(text: str, path: str, function: str) -> str:
     """What ``grep -n -A GREP_AFTER "def F(" P`` prints for ``text`` (first match; ``[exit code]``
-    line as the tool writes it); with ``tree``, what the recursive form of
-    :func:`~swetrain.agent.scripted_repair.grep_cmd` prints when ``path`` is the only file that
-    defines the function (each line prefixed by the path)."""
-    # the recursive form prefixes match lines with "path:" and context lines with "path-"
-    match, context = (f"{path}:", f"{path}-") if tree else ("", "")
+    line as the tool writes it)."""
     lines = text.splitlines()
     needle = f"def {function}("
     out: list[str] = []
@@ -75,12 +71,12 @@ def grep_output(text: str, path: str, function: str, tree: bool = False) -> str:
         if needle in line:
             if out and i > last + 1:
                 out.append("--")
-            out.append(f"{match}{i + 1}:{line}")
+            out.append(f"{i + 1}:{line}")
             last = i
             for j in range(i + 1, min(len(lines), i + 1 + GREP_AFTER)):
                 if needle in lines[j]:
                     break
-                out.append(f"{context}{j + 1}-{lines[j]}")
+                out.append(f"{j + 1}-{lines[j]}")
                 last = j
     return "\n".join(out) + "\n[exit code: 0]"
 
@@ -133,38 +129,10 @@ def mutate_line(line: str, rng: random.Random) -> str | None:
     return out if out != line else None
 
 
-_CONSONANTS = "bcdfghjklmnprstvwxz"
-_VOWELS = "aeiou"
-
-
-def random_name(rng: random.Random) -> str:
-    """A made-up package or module name (2-4 syllables, e.g. ``duvorake``): seen nowhere else."""
-    return "".join(rng.choice(_CONSONANTS) + rng.choice(_VOWELS) for _ in range(rng.randint(2, 4)))
-
-
-def _renamer(rng: random.Random) -> Callable[[str], str]:
-    """Maps a path to the same path under made-up directory and file names (one name per part)."""
-    names: dict[str, str] = {}
-
-    def rename(path: str) -> str:
-        *dirs, file = path.split("/")
-        parts = [names.setdefault(d, random_name(rng)) for d in dirs]
-        stem = file.removesuffix(".py")
-        if stem != "__init__":
-            stem = names.setdefault(stem, random_name(rng))
-        return "/".join(parts + [stem + ".py"])
-
-    return rename
-
-
-def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set[int]], kind: str,
-               tree: bool = False, rename: bool = False) -> list[dict] | None:
+def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set[int]], kind: str) -> list[dict] | None:
     """One drill conversation (user, assistant, tool, assistant[, tool, assistant]) or None;
-    ``blocked`` lines (per path) are never mutated; ``tree``: the recursive grep of
-    :func:`~swetrain.agent.scripted_repair.grep_cmd`; ``rename``: paths (and the module the
-    issue names) under made-up names, so they can only be copied, never recalled from training."""
+    ``blocked`` lines (per path) are never mutated."""
     src = rng.choice(sources)
-    shown_path = _renamer(rng) if rename else (lambda p: p)
     funcs = _functions_of(src)
     if not funcs:
         return None
@@ -187,7 +155,7 @@ def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set
         line = rng.randint(lo + 1, hi)
         shown = text
     code = shown.splitlines()[line - 1]
-    path = shown_path(src.path)
+    path = src.path
     frames = [(path, line, name, code)]
     if rng.random() < 0.5:  # a caller frame above the buggy function
         other = rng.choice(sources)
@@ -195,7 +163,7 @@ def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set
         if ofuncs:
             oname, olo, ohi = rng.choice(ofuncs)
             oline = rng.randint(olo + 1, ohi)
-            frames.insert(0, (shown_path(other.path), oline, oname, other.text.splitlines()[oline - 1]))
+            frames.insert(0, (other.path, oline, oname, other.text.splitlines()[oline - 1]))
     module = _module(path)
     named = rng.random() < 0.5
     header = rng.choice(_HEADERS[:2] if named else _HEADERS[2:]).format(dotted=f"{module}.{name}", module=module)
@@ -204,14 +172,14 @@ def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set
         {"role": "user", "content": issue},
         {"role": "assistant", "content": tool_call_text("execute_bash", {"cmd": TEST_CMD})},
         {"role": "tool", "content": _failure(rng, frames, f"test_{name}")},
-        {"role": "assistant", "content": tool_call_text("execute_bash", {"cmd": grep_cmd(path, name, tree)})},
+        {"role": "assistant", "content": tool_call_text("execute_bash", {"cmd": grep_cmd(path, name)})},
     ]
     if kind == "edit":
         # the shortest unique span around the change (scripted_repair.minimal_edit), as in the
         # demonstrations: a few tokens to copy instead of the whole line
         old_str, new_str = edit_strings(shown, line, old_lines[line - 1])
         msgs += [
-            {"role": "tool", "content": grep_output(shown, path, name, tree)},
+            {"role": "tool", "content": grep_output(shown, path, name)},
             {"role": "assistant", "content": tool_call_text(
                 "file_editor", {"command": "str_replace", "path": path, "old_str": old_str, "new_str": new_str})},
         ]
@@ -221,7 +189,7 @@ def make_drill(rng: random.Random, sources: list[Source], blocked: dict[str, set
 def drill_sources(stdlib_files: int = 150, seed: int = 0) -> tuple[list[Source], dict[str, set[int]]]:
     """Source files (the built-in TRAIN repositories + a sample of the standard library) and, per
     path, the lines a held-out task changes (never mutated by a drill)."""
-    from swetrain.tasks.builtin import REPOS_DIR, load_catalog, repo_name, shipped_tasks
+    from swetrain.tasks.builtin import REPOS_DIR, load_catalog, shipped_tasks
     from swetrain.tasks.builtin.build import HELDOUT_REPOS
     from swetrain.tasks.synth.mutate import is_test_path, source_files
     from swetrain.recipes.tiny.demo_pool import changed_sites
@@ -248,14 +216,13 @@ def drill_sources(stdlib_files: int = 150, seed: int = 0) -> tuple[list[Source],
     return sources, blocked
 
 
-def make_drills(n: int, seed: int = 0, stdlib_files: int = 150, tree: bool = False,
-                rename: bool = False) -> Iterator[list[dict]]:
+def make_drills(n: int, seed: int = 0, stdlib_files: int = 150) -> Iterator[list[dict]]:
     """``n`` drill conversations (40% locate, 60% edit), deterministic for a seed."""
     sources, blocked = drill_sources(stdlib_files, seed)
     rng = random.Random(seed)
     made = 0
     while made < n:
-        drill = make_drill(rng, sources, blocked, "locate" if rng.random() < 0.4 else "edit", tree, rename)
+        drill = make_drill(rng, sources, blocked, "locate" if rng.random() < 0.4 else "edit")
         if drill is not None:
             made += 1
             yield drill

@@ -111,13 +111,6 @@ class Site:
         return f"{self.path}:{self.kind}:{self.index}"
 
 
-@dataclass(frozen=True)
-class Mutant:
-    site: Site
-    original: str
-    mutated: str
-
-
 def _int_value(node: cst.Integer) -> int | None:
     try:
         return int(node.value.replace("_", ""), 0)

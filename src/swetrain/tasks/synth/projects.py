@@ -9,7 +9,7 @@ files) plus its ``test``/``tests``/``testing`` extras.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 # Projects pytest itself imports: a mutant there breaks the test runner, not the project.

@@ -139,9 +139,6 @@ class ProjectRepo:
         """The diff that turns ``base`` (a buggy commit) back into the clean tree."""
         return git(self.path, "diff", "--no-color", "--no-ext-diff", base, self.clean).stdout.decode("utf-8")
 
-    def has_commit(self, sha: str) -> bool:
-        return git(self.path, "cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode == 0
-
 
 def _fast_import_stamp(env: dict[str, str]) -> tuple[str, str]:
     """``Name <email> epoch tz`` for author and committer, from gitutil's fixed identity."""
