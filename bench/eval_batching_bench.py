@@ -8,7 +8,7 @@ same decoding seeds:
 * ``locked``: the generate calls of the chains in flight run one at a time behind a lock (the
   engine without ``batch_generation``; the quickstart's setting before continuous batching);
 * ``continuous``: the calls share one running batch, rows joining and leaving at every decode step
-  (``swetrain.policy.continuous``).
+  (``swetrain.policy.wrappers.continuous``).
 
 The figure is wall time for the whole evaluation; the arms must agree on every outcome (rows do
 not depend on the batch). The first arm in the list is the baseline.
@@ -70,7 +70,7 @@ def main() -> None:
                                      max_new_tokens=192, max_context_tokens=3072, temperature=0.5, workers=workers,
                                      batch_generation=(mode == "continuous"))
             wall = time.monotonic() - t0
-            trajs = TrajectoryStore(out).read_all()
+            trajs = TrajectoryStore(out / f"seed-{args.seed + 12345}").read_all()  # run_eval: one store per seed
             tokens = sum(sum(t.assistant_mask[t.prompt_len:]) for t in trajs)
             outcomes[(mode, workers)] = result.per_task
             rows.append({"arm": f"{mode}:{workers}", "wall_s": round(wall, 1), "episodes": len(trajs),

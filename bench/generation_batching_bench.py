@@ -85,8 +85,7 @@ def main():
     from swetrain.policy.base import GenerationConfig
     from swetrain.policy.spec import parse_policy_spec
     from swetrain.policy.threads import configure_torch_threads
-    from swetrain.rollout.batching import BatchingPolicy
-    from swetrain.rollout.engine import LockedPolicy
+    from swetrain.policy.wrappers import BatchingPolicy, LockedPolicy
 
     configure_torch_threads()
     path = parse_policy_spec(args.policy).model_path()

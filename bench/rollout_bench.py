@@ -59,7 +59,7 @@ def bench_overhead(task, tokenizer_path: str, steps: int, repeats: int) -> dict:
 def bench_throughput(task, tokenizer_path: str, chains: int, backends: list[str]) -> dict:
     from swetrain.agent.loop import EpisodeLimits
     from swetrain.agent.scripted import TurnScript, _call, make_scripted, replace_call
-    from swetrain.rollout.engine import RolloutConfig, RolloutEngine
+    from swetrain.rollout.engine import ChainJobConfig, RolloutEngine
 
     script = TurnScript(
         [
@@ -71,7 +71,7 @@ def bench_throughput(task, tokenizer_path: str, chains: int, backends: list[str]
     out = {}
     for backend in backends:
         for workers in (1, 2):
-            cfg = RolloutConfig(group=chains, attempts=1, limits=EpisodeLimits(max_turns=4), seed=0, verify_timeout_s=120)
+            cfg = ChainJobConfig(group=chains, attempts=1, limits=EpisodeLimits(max_turns=4), seed=0, verify_timeout_s=120)
             engine = RolloutEngine(policy_factory=factory, backend=backend, workers=workers, config=cfg)
             with tempfile.TemporaryDirectory() as run_dir:
                 t0 = time.perf_counter()

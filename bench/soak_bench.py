@@ -4,7 +4,7 @@ A scripted policy keeps ``--chains`` (default 32) FC-SWE chains in flight for ``
 (default 10) on ``--cores`` (default 2) CPUs: as one chain finishes, the next starts. Each chain is
 :func:`swetrain.rollout.engine.run_chain_job` (what both engine backends run) on a built-in task
 (one per repository, train split), with the engine's pieces: a :class:`LockedPolicy` around one
-shared :class:`ScriptedPolicy`, one :func:`build_verifier` verifier, a ``RolloutConfig`` of two
+shared :class:`ScriptedPolicy`, one :func:`build_verifier` verifier, a ``ChainJobConfig`` of two
 attempts, results appended to a ``TrajectoryStore``. The scheduler is the engine's local loop
 (a thread pool, ``wait(FIRST_COMPLETED)``) with an endless job list that stops at a deadline.
 
@@ -379,7 +379,8 @@ def main() -> None:
     from swetrain.agent.scripted import ScriptedPolicy, load_tokenizer
     from swetrain.env.sandbox import bwrap_available
     from swetrain.policy.tiny import ensure_tiny
-    from swetrain.rollout.engine import LockedPolicy, RolloutConfig, build_verifier
+    from swetrain.policy.wrappers import LockedPolicy
+    from swetrain.rollout.engine import ChainJobConfig, build_verifier
     from swetrain.rollout.store import TrajectoryStore
     from swetrain.tasks.builtin import load_builtin
 
@@ -387,7 +388,7 @@ def main() -> None:
     for t in sorted(load_builtin("train"), key=lambda t: t.instance_id):
         by_repo.setdefault(t.repo, t)
     tasks = list(by_repo.values())[: args.tasks or None]
-    config = RolloutConfig(group=1, attempts=2, seed=0,
+    config = ChainJobConfig(group=1, attempts=2, seed=0,
                            limits=EpisodeLimits(max_turns=8, max_tokens_per_call=2048, max_context_tokens=16384))
     scripted = ScriptedPolicy(load_tokenizer(str(ensure_tiny())), build_script(tasks))
     scripted.history = type(scripted.history)(maxlen=16)  # test aid, not the rollout path

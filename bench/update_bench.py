@@ -33,12 +33,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 def fresh_trajectories(path, out_dir):
     from swetrain.agent.loop import EpisodeLimits
     from swetrain.policy.hf import HFPolicy
-    from swetrain.rollout.engine import RolloutConfig, RolloutEngine
+    from swetrain.rollout.engine import ChainJobConfig, RolloutEngine
     from swetrain.rollout.store import TrajectoryStore
     from swetrain.tasks.builtin import load_builtin
 
     tasks = sorted(load_builtin("heldout"), key=lambda t: t.instance_id)[:2]
-    engine = RolloutEngine(HFPolicy(path), None, backend="local", workers=1, config=RolloutConfig(
+    engine = RolloutEngine(HFPolicy(path), None, backend="local", workers=1, config=ChainJobConfig(
         group=4, attempts=2, limits=EpisodeLimits(max_turns=8, max_context_tokens=3072, max_tokens_per_call=192),
         seed=0, temperature=0.5))
     engine.run(tasks, TrajectoryStore(out_dir), resume=False)

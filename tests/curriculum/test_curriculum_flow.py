@@ -15,6 +15,7 @@ from swetrain.agent.scripted import SeededChoiceScript, TurnScript, make_scripte
 from swetrain.cli import app
 from swetrain.curriculum.mastery import MasteryMap, estimate_mastery
 from swetrain.env.demo import build_demo_task
+from swetrain.rollout.sampling import sampling_defaults
 from swetrain.tasks.record import load_tasks, save_tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "train"))
@@ -39,7 +40,7 @@ def world(tmp_path_factory):
     policy = make_scripted(SeededChoiceScript([RIGHT, GIVE_UP]), str(ensure_tiny()))
     mastery = MasteryMap(policy="scripted")
     changes = estimate_mastery(policy, [demo, lib], root / "runs" / "base", mastery, phase="base", rollouts=6,
-                               seed=7, max_turns=3)
+                               seed=7, sampling=sampling_defaults("mastery").override(max_turns=3))
     return {"root": root, "demo": demo, "lib": lib, "tasks_file": tasks_file, "mastery": mastery, "changes": changes}
 
 

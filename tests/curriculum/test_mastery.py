@@ -109,7 +109,6 @@ def test_malformed_files_name_file_and_problem(tmp_path, content, match):
 def test_missing_file(tmp_path):
     with pytest.raises(MasteryError, match="does not exist"):
         MasteryMap.load(tmp_path / "nope.json")
-    assert MasteryMap.load_or_new(tmp_path / "nope.json", "p").policy == "p"
 
 
 def test_estimate_mastery_samples_with_the_given_top_p_and_top_k(tmp_path):
@@ -117,6 +116,7 @@ def test_estimate_mastery_samples_with_the_given_top_p_and_top_k(tmp_path):
     from swetrain.agent.scripted import ScriptedPolicy, TurnScript, load_tokenizer
     from swetrain.curriculum.mastery import estimate_mastery
     from swetrain.policy.tiny import ensure_tiny
+    from swetrain.rollout.sampling import SamplingConfig
     from swetrain.tasks.builtin import load_builtin
 
     seen = []
@@ -128,6 +128,17 @@ def test_estimate_mastery_samples_with_the_given_top_p_and_top_k(tmp_path):
 
     policy = Recording(load_tokenizer(str(ensure_tiny())), TurnScript([]))
     task = sorted(load_builtin(split="train"), key=lambda t: t.instance_id)[0]
-    estimate_mastery(policy, [task], tmp_path / "m", MasteryMap(policy="x"), phase="base", rollouts=1, max_turns=1,
-                     temperature=1.0, top_p=0.95, top_k=20)
+    sampling = SamplingConfig(max_turns=1, temperature=1.0, top_p=0.95, top_k=20)
+    estimate_mastery(policy, [task], tmp_path / "m", MasteryMap(policy="x"), phase="base", rollouts=1, sampling=sampling)
+    assert seen and set(seen) == {(0.95, 20, 1.0)}
+
+    # the experts pipeline's estimates sample with its sampling section (the paper preset: 0.95 / 20)
+    from swetrain.experts.config import load_experts_config
+    from swetrain.experts.pipeline import ExpertsPipeline
+
+    seen.clear()
+    cfg = load_experts_config(preset="paper", overrides=["sampling.max_turns=1", "sampling.workers=1"])
+    pipeline = ExpertsPipeline(cfg, tmp_path / "experts")
+    pipeline._policy = lambda model: policy
+    pipeline.estimate(tmp_path, [task], MasteryMap(policy="x"), "base", tmp_path / "e")
     assert seen and set(seen) == {(0.95, 20, 1.0)}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from swetrain.policy.base import GenerationConfig
-from swetrain.policy.continuous import ContinuousBatchingPolicy, supports_continuous
+from swetrain.policy.wrappers.continuous import ContinuousBatchingPolicy, supports_continuous
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from swetrain.agent.loop import EpisodeLimits
 from swetrain.agent.scripted import ScriptedPolicy, TurnScript, bash_call, make_scripted
 from swetrain.env.sandbox import bwrap_available
 from swetrain.env.verifier import Verifier
-from swetrain.rollout.engine import RolloutConfig, RolloutEngine
+from swetrain.rollout.engine import ChainJobConfig, RolloutEngine
 from swetrain.rollout.store import DiskFullError, StoreError, TrajectoryStore
 
 WINDOW = "swetrain-fault-window"  # marks the agent command a test kills
@@ -71,11 +71,11 @@ def gold_policy(tokenizer, task, window_s: float = 0.0) -> ScriptedPolicy:
     return ScriptedPolicy(tokenizer, gold_script(task, window_s))
 
 
-def config(**kw) -> RolloutConfig:
+def config(**kw) -> ChainJobConfig:
     base = dict(group=2, attempts=2, seed=7, verify_timeout_s=120,
                 limits=EpisodeLimits(max_turns=4, max_tokens_per_call=2048, max_context_tokens=16384))
     base.update(kw)
-    return RolloutConfig(**base)
+    return ChainJobConfig(**base)
 
 
 def _cmdline(pid: int) -> str:

@@ -9,9 +9,9 @@ import pytest
 from swetrain.agent.loop import EpisodeLimits
 from swetrain.env.demo import build_demo_task
 from swetrain.policy.base import Generation, GenerationConfig
-from swetrain.policy.continuous import ContinuousBatchingPolicy
-from swetrain.rollout.batching import BatchingPolicy, supports_seeds
-from swetrain.rollout.engine import LockedPolicy, RolloutConfig, RolloutEngine
+from swetrain.policy.wrappers import BatchingPolicy, LockedPolicy, supports_seeds
+from swetrain.policy.wrappers.continuous import ContinuousBatchingPolicy
+from swetrain.rollout.engine import ChainJobConfig, RolloutEngine
 from swetrain.rollout.store import TrajectoryStore
 
 
@@ -129,7 +129,7 @@ def test_engine_records_are_the_same_with_and_without_batching(hf_policy, tmp_pa
     stores = {}
     reports = {}
     for batch in (False, True):
-        cfg = RolloutConfig(group=3, attempts=1, limits=EpisodeLimits(max_turns=3, max_tokens_per_call=24,
+        cfg = ChainJobConfig(group=3, attempts=1, limits=EpisodeLimits(max_turns=3, max_tokens_per_call=24,
                                                                      max_context_tokens=2048),
                             seed=11, verify_timeout_s=120, batch_generation=batch, batch_wait_ms=20)
         engine = RolloutEngine(hf_policy, backend="local", workers=3, config=cfg)

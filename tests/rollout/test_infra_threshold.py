@@ -7,7 +7,7 @@ import pytest
 
 from swetrain.agent.loop import EpisodeLimits
 from swetrain.agent.scripted import ScriptedPolicy, TurnScript, load_tokenizer
-from swetrain.rollout.engine import RolloutConfig, RolloutEngine, infra_fraction
+from swetrain.rollout.engine import ChainJobConfig, RolloutEngine, infra_fraction
 from swetrain.rollout.errors import InfraFailureError, NoTrajectoryError
 from swetrain.tasks.builtin import load_builtin
 
@@ -19,8 +19,8 @@ def policy():
     return ScriptedPolicy(load_tokenizer(str(ensure_tiny())), TurnScript([]))  # finish at once
 
 
-def _config(**kw) -> RolloutConfig:
-    return RolloutConfig(group=1, attempts=1, seed=0, max_infra_retries=0,
+def _config(**kw) -> ChainJobConfig:
+    return ChainJobConfig(group=1, attempts=1, seed=0, max_infra_retries=0,
                          limits=EpisodeLimits(max_turns=2, max_tokens_per_call=256, max_context_tokens=8192), **kw)
 
 

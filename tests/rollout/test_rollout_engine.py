@@ -13,7 +13,7 @@ from swetrain.agent.scripted import KeywordScript, SeededChoiceScript, TurnScrip
 from swetrain.env.demo import build_demo_task
 from swetrain.env.verifier import Verifier
 from swetrain.env.workspace import Workspace
-from swetrain.rollout.engine import RolloutConfig, RolloutEngine, summarize
+from swetrain.rollout.engine import ChainJobConfig, RolloutEngine, summarize
 from swetrain.rollout.store import TrajectoryStore
 
 BUG = "return a + b  # bug: should multiply"
@@ -43,7 +43,7 @@ def tiny_tokenizer_path():
 def config(**kw):
     base = dict(group=4, attempts=2, limits=EpisodeLimits(max_turns=4), seed=1234, verify_timeout_s=120)
     base.update(kw)
-    return RolloutConfig(**base)
+    return ChainJobConfig(**base)
 
 
 def records(store):
@@ -112,7 +112,7 @@ def test_infra_failures_are_retried_then_reported_and_skipped(task, factory, tmp
 
 def test_bad_configuration_is_rejected(task):
     with pytest.raises(ValueError, match="context_variant"):
-        RolloutConfig(context_variant="everything")
+        ChainJobConfig(context_variant="everything")
     with pytest.raises(ValueError, match="backend"):
         RolloutEngine(policy_factory="scripted:finish", backend="dask")
     with pytest.raises(ValueError, match="policy_factory"):

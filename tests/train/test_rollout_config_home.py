@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from swetrain.agent.loop import EpisodeLimits
-from swetrain.rollout.engine import RolloutConfig as EngineRolloutConfig
+from swetrain.rollout.engine import ChainJobConfig as EngineRolloutConfig
 from swetrain.train.config import load_config
 
 # engine fields and where they come from in the training section

@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from swetrain.agent.loop import EpisodeLimits, InfraError, attempt_seed, run_episode
+from swetrain.agent.loop import EpisodeLimits, InfraError, PatchVerifier, attempt_seed, run_episode
 from swetrain.agent.trajectory import Trajectory
+from swetrain.env.interface import WorkspaceBackend
+from swetrain.policy.base import GenerationConfig, Policy
 
 CONTEXT_VARIANTS = ("patch+verifier", "patch-only", "none")
 CONTEXT_HEADER = "## Previous attempt"
@@ -137,13 +139,13 @@ class RecoveryChain:
     def run(
         self,
         task: Any,
-        workspace: Any,
-        policy: Any,
-        verifier: Any,
+        workspace: WorkspaceBackend,
+        policy: Policy,
+        verifier: PatchVerifier | None,
         *,
         chain: int = 0,
         seed: int = 0,
-        gen_config: Any = None,
+        gen_config: GenerationConfig | None = None,
     ) -> list[Trajectory]:
         """Run the chain; return the executed attempts in order (non-executed ones have no row).
 

@@ -200,11 +200,6 @@ def bash_call(cmd: str) -> str:
     return _call("execute_bash", {"cmd": cmd})
 
 
-def write_file_call(path: str, content: str) -> str:
-    """A ``file_editor create`` call that writes ``content`` to ``path``."""
-    return _call("file_editor", {"command": "create", "path": path, "file_text": content})
-
-
 def replace_call(path: str, old: str, new: str) -> str:
     """A ``file_editor str_replace`` call."""
     return _call("file_editor", {"command": "str_replace", "path": path, "old_str": old, "new_str": new})

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from swetrain.agent.format import tool_call_text
+from swetrain.agent.loop import PatchVerifier
 
 TEST_CMD = "python -m pytest -q -x --tb=short -p no:cacheprovider 2>&1 | tail -n 25"
 #: Lines of a function the locating grep shows after its ``def`` line.
@@ -67,15 +68,8 @@ class RepairPlan:
         return asdict(self)
 
 
-def grep_cmd(path: str, function: str, tree: bool = False) -> str:
-    """The command that shows ``function`` of ``path`` with line numbers.
-
-    With ``tree``, the search runs over every non-test Python file of the repository instead, so
-    the agent needs only the function's name, and every printed line starts with its file's path:
-    the path the edit needs is then copied from the line being edited, not from the issue.
-    """
-    if tree:
-        return f'grep -rn -A {GREP_AFTER} "def {function}(" --include="*.py" --exclude-dir=tests *'
+def grep_cmd(path: str, function: str) -> str:
+    """The command that shows ``function`` of ``path`` with line numbers."""
     return f'grep -n -A {GREP_AFTER} "def {function}(" {path}'
 
 
@@ -478,7 +472,7 @@ def demonstrate(
     task: Any,
     tokenizer: Any,
     *,
-    verifier: Any = None,
+    verifier: PatchVerifier | None = None,
     max_candidates: int = 80,
     check_suite: bool = True,
     workspace_factory: Any = None,

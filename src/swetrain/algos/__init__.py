@@ -5,7 +5,9 @@
   behind ``register_adv_est`` / ``get_advantage_estimator``.
 * :mod:`.kl` — K1 penalty in the reward path and returns-to-go (Agentic-miniRL eq. 14).
 * :mod:`.losses` — ``agg_loss`` and policy losses (``clipped``, ``minirl``, ``mopd``) behind
-  ``register_policy_loss`` / ``get_policy_loss``; FC-SWE runtime penalty.
+  ``register_policy_loss`` / ``get_policy_loss``; each registration records a ``PolicyLossSpec``
+  (function, parameter model, capability flags) that the trainer reads via ``get_loss_spec``;
+  FC-SWE runtime penalty.
 * :mod:`.distill` — MOPD/ExOPD advantages and loss.
 
 See docs/algorithms.md for the map from each function to its paper equation.
@@ -30,7 +32,10 @@ from .losses import (
     agg_loss,
     agg_norm,
     apply_invalid_override,
+    LossParams,
+    PolicyLossSpec,
     clipped_policy_loss,
+    get_loss_spec,
     get_policy_loss,
     list_policy_losses,
     minirl_policy_loss,
@@ -43,6 +48,8 @@ from .registry import Registry
 __all__ = [
     "AGG_MODES",
     "INVALID_ADVANTAGE",
+    "LossParams",
+    "PolicyLossSpec",
     "REWARD_SCHEMES",
     "Registry",
     "active_mask",
@@ -55,6 +62,7 @@ __all__ = [
     "chain_advantages",
     "clipped_policy_loss",
     "get_advantage_estimator",
+    "get_loss_spec",
     "get_policy_loss",
     "grpo_advantages",
     "grpo_mean_advantages",

@@ -8,7 +8,8 @@ Per sampled token of a student rollout routed to teacher ``k`` (eq. 25)::
 ``q`` is the behavior (rollout) policy, ``π_ref`` the student's initial policy, ``g`` the ReLU gate
 (identity when disabled). The loss (eq. 26) is a vanilla policy gradient ``−Σ sg(Ã_t) log π_θ(y_t)``
 with the turn-aware "seq-mean-segment-sum" reduction: no ratio, no proximal mask, no IS weight.
-Routing (which teacher scores which trajectory) is the trainer's job: pass the routed teacher's
+Its registry spec says so to the trainer: it needs the frozen reference and route teachers, and
+scores no old log-probs. Routing (which teacher scores which trajectory) is the trainer's job: pass the routed teacher's
 log-probs row by row.
 """
 
@@ -72,7 +73,8 @@ def mopd_metrics(
     }
 
 
-@register_policy_loss("mopd")
+# its knobs (lam, gate, clip, teachers) are the ``algo.mopd`` section, read by the advantages
+@register_policy_loss("mopd", algo_keys=True, needs_reference=True, needs_teachers=True, scores_old_logprobs=False)
 def mopd_loss(
     logp: torch.Tensor,
     logp_old: Tensorish | None,

@@ -14,14 +14,30 @@ Every policy loss has the signature::
 * ``segment_ids[B, T]``: assistant-turn ids for the "seq-mean-segment-sum" reduction.
 * ``agg``: reduction mode for :func:`agg_loss`; ``None`` = the loss's own default.
 * ``loss_norm``: optional denominator override for gradient accumulation (see :func:`agg_norm`).
+* ``**params``: the loss's own parameters, validated by its parameter model.
 
 Metrics are computed over valid tokens only and returned as Python floats.
+
+A loss is registered with one decorator that records its :class:`PolicyLossSpec` (function,
+parameter model, capability flags)::
+
+    class ScaledParams(LossParams):
+        scale: float = Field(default=1.0, gt=0)
+
+    @register_policy_loss("scaled-pg", params=ScaledParams, scores_old_logprobs=False)
+    def scaled_pg(logp, logp_old, advantages, mask, *, scale=1.0, **kw): ...
+
+The trainer reads only the spec (``get_loss_spec``), never the loss's name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, replace
+from typing import Any
+
 import torch
+from pydantic import BaseModel, ConfigDict, Field
 
 from ._tensor import Tensorish, as_bool, as_float, check_ndim, check_same_shape
 from .registry import Registry
@@ -141,24 +157,156 @@ def agg_norm(mask: Tensorish, mode: str) -> int:
 
 
 # --------------------------------------------------------------------------------------------
-# Registry
+# Registry: one spec per loss
 # --------------------------------------------------------------------------------------------
 PolicyLossFn = Callable[..., tuple[torch.Tensor, dict[str, float]]]
-POLICY_LOSSES: Registry[PolicyLossFn] = Registry("policy loss")
 
 
-def register_policy_loss(name: str, *, override: bool = False):
-    """Decorator registering a policy loss under ``name`` (verl style)."""
-    return POLICY_LOSSES.register(name, override=override)
+class LossParams(BaseModel):
+    """Base of a policy loss's parameter model: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class PolicyLossSpec:
+    """Everything the trainer needs to know about a registered policy loss.
+
+    * ``fn``: the loss (signature in the module docstring).
+    * ``params``: pydantic model of its keyword parameters, or None (no parameters).
+    * ``algo_keys``: the parameters are the built-in ``algo`` keys named like the model's fields
+      (``clipped``: ``algo.clip_low``/``algo.clip_high``; the recipes use them); otherwise they are
+      ``algo.params``. ``mopd`` sets it with no model: its knobs are the ``algo.mopd`` section,
+      read by the distillation advantages.
+    * ``needs_reference``: the trainer keeps a frozen copy of the initial policy for it.
+    * ``needs_teachers``: its token advantages are the routed teachers' distillation advantages
+      (MOPD/ExOPD, seed 000 eq. 25) instead of outcome advantages; the trainer loads one frozen
+      teacher per route.
+    * ``scores_old_logprobs``: it reads ``logp_old`` (the pre-update policy's log-probs), so the
+      trainer scores them (or, exactly on-policy, takes them from the training forward). False:
+      the trainer passes zeros and runs no scoring forward for the loss.
+    """
+
+    name: str
+    fn: PolicyLossFn
+    params: type[BaseModel] | None = None
+    algo_keys: bool = False
+    needs_reference: bool = False
+    needs_teachers: bool = False
+    scores_old_logprobs: bool = True
+
+    def __post_init__(self) -> None:
+        if self.needs_teachers and not self.needs_reference:
+            raise ValueError(f"policy loss {self.name!r}: needs_teachers needs needs_reference=True "
+                             "(the distillation advantages, eq. 25, read the frozen reference)")
+
+    @property
+    def takes_algo_params(self) -> bool:
+        """Whether ``algo.params`` holds this loss's parameters."""
+        return self.params is not None and not self.algo_keys
+
+    def builtin_keys(self) -> tuple[str, ...] | None:
+        """The ``algo`` keys that are this loss's parameters (None: they are ``algo.params``)."""
+        if not self.algo_keys:
+            return None
+        return tuple(self.params.model_fields) if self.params is not None else ()
+
+    def validate_params(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """``raw`` validated by the parameter model (pydantic ``ValidationError`` otherwise)."""
+        if self.params is None:
+            if raw:
+                raise ValueError(f"algo.params: policy loss {self.name!r} has no parameter model (got {sorted(raw)})")
+            return {}
+        return self.params.model_validate(dict(raw)).model_dump()
+
+    def params_of(self, algo: Any) -> dict[str, Any]:
+        """Keyword arguments of the loss for an ``algo`` config section, validated."""
+        keys = self.builtin_keys()
+        given = getattr(algo, "params", None) or {}
+        if keys is None:
+            return self.validate_params(given)
+        if given:
+            raise ValueError(f"algo.params: policy loss {self.name!r} has no parameter model for algo.params "
+                             f"(its parameters are the algo keys {', '.join(keys) or '(none)'}; got {sorted(given)})")
+        return self.validate_params({k: getattr(algo, k) for k in keys})
+
+
+POLICY_LOSSES: Registry[PolicyLossSpec] = Registry("policy loss")
+
+
+def register_policy_loss(
+    name: str,
+    *,
+    override: bool = False,
+    params: type[BaseModel] | None = None,
+    algo_keys: bool = False,
+    needs_reference: bool = False,
+    needs_teachers: bool = False,
+    scores_old_logprobs: bool = True,
+) -> Callable[[PolicyLossFn], PolicyLossFn]:
+    """Decorator registering a policy loss under ``name`` (verl style) with its parameter model and
+    capability flags (see :class:`PolicyLossSpec`); returns the function unchanged."""
+
+    def deco(fn: PolicyLossFn) -> PolicyLossFn:
+        if not callable(fn):
+            raise ValueError(f"policy loss {name!r}: registered object must be callable")
+        spec = PolicyLossSpec(name, fn, params, algo_keys, needs_reference, needs_teachers, scores_old_logprobs)
+        POLICY_LOSSES.add(name, spec, override=override)
+        return fn
+
+    return deco
+
+
+def get_loss_spec(name: str) -> PolicyLossSpec:
+    """The spec of the policy loss registered as ``name``; ``ValueError`` lists the known names."""
+    return POLICY_LOSSES.get(name)
 
 
 def get_policy_loss(name: str) -> PolicyLossFn:
     """Return the policy loss registered as ``name``; ``ValueError`` lists the known names."""
-    return POLICY_LOSSES.get(name)
+    return POLICY_LOSSES.get(name).fn
 
 
 def list_policy_losses() -> list[str]:
     return POLICY_LOSSES.names()
+
+
+def set_loss_params(name: str, model: type[BaseModel] | None) -> None:
+    """Attach (None: detach) the ``algo.params`` model of the registered loss ``name`` (prefer
+    ``register_policy_loss(name, params=...)``); losses on built-in ``algo`` keys refuse one."""
+    spec = get_loss_spec(name)
+    if spec.algo_keys:
+        raise ValueError(f"policy loss {name!r} takes the built-in algo keys; it cannot register a parameter model")
+    POLICY_LOSSES.add(name, replace(spec, params=model), override=True)
+
+
+class LossParamModels(MutableMapping[str, type[BaseModel]]):
+    """Live view ``loss name -> algo.params model`` of the registry (the mapping
+    ``swetrain.train.config.LOSS_PARAMS`` has always offered); writes go to the specs."""
+
+    def __getitem__(self, name: str) -> type[BaseModel]:
+        spec = get_loss_spec(name) if name in POLICY_LOSSES else None
+        if spec is None or not spec.takes_algo_params:
+            raise KeyError(name)
+        return spec.params  # type: ignore[return-value]
+
+    def __setitem__(self, name: str, model: type[BaseModel]) -> None:
+        set_loss_params(name, model)
+
+    def __delitem__(self, name: str) -> None:
+        self[name]  # KeyError when there is none
+        set_loss_params(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([name for name, spec in POLICY_LOSSES.items() if spec.takes_algo_params])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+
+def builtin_loss_keys() -> dict[str, tuple[str, ...]]:
+    """``loss name -> algo keys`` of the losses whose parameters are built-in ``algo`` keys."""
+    return {name: keys for name, spec in POLICY_LOSSES.items() if (keys := spec.builtin_keys()) is not None}
 
 
 # --------------------------------------------------------------------------------------------
@@ -238,7 +386,14 @@ def _metrics(tb: TokenBatch, ratio: torch.Tensor | None, extra: dict[str, float]
 # --------------------------------------------------------------------------------------------
 # Policy losses
 # --------------------------------------------------------------------------------------------
-@register_policy_loss("clipped")
+class ClippedParams(LossParams):
+    """``clipped``'s parameters: ``algo.clip_low`` / ``algo.clip_high``."""
+
+    clip_low: float = Field(default=0.2, ge=0.0, lt=1.0)
+    clip_high: float = Field(default=0.2, ge=0.0)
+
+
+@register_policy_loss("clipped", params=ClippedParams, algo_keys=True)
 def clipped_policy_loss(
     logp: torch.Tensor,
     logp_old: Tensorish,
@@ -275,7 +430,15 @@ def clipped_policy_loss(
     return loss, _metrics(tb, ratio, {"pg/clip_frac": tb.mean(clipped)})
 
 
-@register_policy_loss("minirl")
+class MiniRLParams(LossParams):
+    """``minirl``'s parameters: ``algo.tis_cap`` / ``algo.eps_low`` / ``algo.eps_high``."""
+
+    tis_cap: float = Field(default=2.0, gt=0.0)
+    eps_low: float = Field(default=0.2, ge=0.0, lt=1.0)
+    eps_high: float = Field(default=0.28, ge=0.0)
+
+
+@register_policy_loss("minirl", params=MiniRLParams, algo_keys=True)
 def minirl_policy_loss(
     logp: torch.Tensor,
     logp_old: Tensorish,

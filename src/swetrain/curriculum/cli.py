@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -59,20 +60,31 @@ def mastery_cmd(
     runs_dir: Path = typer.Option(None, "--runs-dir", help="where the rollouts' trajectories go (default: OUT.runs/)"),
     resume: bool = typer.Option(False, "--resume", help="skip tasks that already have an estimate of this phase"),
     seed: int = typer.Option(0, "--seed"),
-    temperature: float = typer.Option(0.5, "--temperature", min=1e-6),
-    max_turns: int = typer.Option(8, "--max-turns", min=1),
-    max_new_tokens: int = typer.Option(192, "--max-new-tokens", min=1),
+    temperature: Optional[float] = typer.Option(None, "--temperature", min=1e-6, help="sampling temperature (default 0.5)"),
+    top_p: Optional[float] = typer.Option(None, "--top-p", help="nucleus mass in (0, 1] (default 1.0)"),
+    top_k: Optional[int] = typer.Option(None, "--top-k", min=0, help="sample among the k most likely tokens (default 0 = off)"),
+    max_turns: Optional[int] = typer.Option(None, "--max-turns", min=1, help="agent turns per attempt (default 8)"),
+    max_new_tokens: Optional[int] = typer.Option(None, "--max-new-tokens", min=1, help="tokens per generation call (default 192)"),
+    max_context_tokens: Optional[int] = typer.Option(None, "--max-context-tokens", min=64, help="context tokens per attempt (default 3072)"),
     workers: int = typer.Option(1, "--workers", min=1, help="episodes run concurrently"),
     as_json: bool = typer.Option(False, "--json", help="print the map's summary as one JSON line"),
 ) -> None:
     """Estimate per-task pass rates (M independent rollouts, real sandboxes and verifier)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from swetrain.config import ConfigError
     from swetrain.curriculum.mastery import estimate_mastery
     from swetrain.rollout.errors import NoTrajectoryError
     from swetrain.policy.threads import configure_torch_threads
     from swetrain.rollout.cli import build_policy, policy_spec, sample_tasks
+    from swetrain.rollout.sampling import sampling_defaults
 
+    try:
+        sampling = sampling_defaults("mastery").override(
+            temperature=temperature, top_p=top_p, top_k=top_k, max_turns=max_turns, max_new_tokens=max_new_tokens,
+            max_context_tokens=max_context_tokens)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc)) from None
     configure_torch_threads()
     policy_spec(policy)
     mastery = _load_map(out, policy, must_exist=False)
@@ -93,8 +105,7 @@ def mastery_cmd(
             try:
                 changes = estimate_mastery(
                     build_policy(policy), chosen, runs / phase, mastery, phase=phase, rollouts=rollouts, seed=seed,
-                    workers=workers, temperature=temperature, max_turns=max_turns, max_new_tokens=max_new_tokens,
-                    on_result=lambda _r: progress.advance(bar),
+                    workers=workers, sampling=sampling, on_result=lambda _r: progress.advance(bar),
                 )
             except NoTrajectoryError as exc:  # mostly infrastructure failures: the map is not updated
                 progress.stop()

@@ -28,7 +28,13 @@ import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
+
+from swetrain.rollout.sampling import SamplingConfig, sampling_defaults
+
+if TYPE_CHECKING:
+    from swetrain.policy.base import Policy
+    from swetrain.agent.loop import PatchVerifier
 
 FORMAT = "swetrain-mastery"
 VERSION = 1
@@ -191,10 +197,6 @@ class MasteryMap:
             raise MasteryError(f"{p}: not valid JSON ({exc})") from None
         return cls.from_dict(data, str(p))
 
-    @classmethod
-    def load_or_new(cls, path: str | os.PathLike, policy: str = "") -> MasteryMap:
-        return cls.load(path) if Path(path).exists() else cls(policy=policy)
-
     def save(self, path: str | os.PathLike) -> Path:
         p = Path(path)
         p.parent.mkdir(parents=True, exist_ok=True)
@@ -273,7 +275,7 @@ def regressions(mastery: MasteryMap, before: str, after: str) -> dict[str, list[
 
 
 def estimate_mastery(
-    policy: Any,
+    policy: Policy,
     tasks: list[Any],
     out_dir: str | Path,
     mastery: MasteryMap,
@@ -282,31 +284,30 @@ def estimate_mastery(
     rollouts: int = 4,
     seed: int = 0,
     workers: int = 1,
-    max_turns: int = 8,
-    max_new_tokens: int = 192,
-    max_context_tokens: int = 3072,
-    temperature: float = 0.5,
-    top_p: float = 1.0,
-    top_k: int = 0,
-    verifier: Any = None,
+    sampling: SamplingConfig | None = None,
+    verifier: PatchVerifier | None = None,
     on_result: Any = None,
     edit_match: str = "exact",
+    **sampling_values: Any,
 ) -> dict[str, Any]:
     """Run ``rollouts`` independent single-attempt rollouts per task (the rollout engine, real
     sandboxes and verifier) into ``out_dir/trajectories`` and refresh ``mastery`` with them.
 
-    Returns ``{"refreshed": n, "new_evidence": n, "skipped": {instance_id: reason}}``; skipped
-    tasks (infrastructure failures on every rollout) keep their previous estimate.
+    ``sampling``: a :class:`~swetrain.rollout.sampling.SamplingConfig` (decoding, top-p/top-k
+    included, and the attempt's limits; default: the ``mastery`` entry of
+    :data:`swetrain.rollout.sampling.DEFAULTS`) with ``sampling_values`` (its keys, e.g.
+    ``max_turns=3``) replacing its fields. Returns ``{"refreshed": n, "new_evidence": n,
+    "skipped": {instance_id: reason}}``; skipped tasks (infrastructure failures on every rollout)
+    keep their previous estimate.
     """
     from swetrain.rollout.engine import run_local
 
     if rollouts < 1:
         raise MasteryError(f"rollouts: must be >= 1 (got {rollouts})")
+    chosen = (sampling or sampling_defaults("mastery")).override(**sampling_values)
     report, trajs = run_local(
-        policy, tasks, out_dir, chains=rollouts, attempts=1, context_variant="none", seed=seed,
-        max_turns=max_turns, max_new_tokens=max_new_tokens, max_context_tokens=max_context_tokens,
-        temperature=temperature, top_p=top_p, top_k=top_k, workers=workers, verifier=verifier, on_result=on_result,
-        edit_match=edit_match,
+        policy, tasks, out_dir, chains=rollouts, attempts=1, context_variant="none", seed=seed, workers=workers,
+        verifier=verifier, on_result=on_result, edit_match=edit_match, **chosen.run_kwargs(),
     )
     changes = update_from_trajectories(mastery, trajs, phase)
     return {**changes, "skipped": dict(report.skipped_tasks)}

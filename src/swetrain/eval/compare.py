@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from swetrain.eval.protocol import EvalError, load_eval, matrices
+from swetrain.eval.protocol import EvalError, load_eval, matrices, record_samples
 
 
 def _plt():
@@ -69,13 +69,14 @@ def paired_differences(a: dict[str, Any], b: dict[str, Any], *, n: int = 10_000,
         only_b = sorted(set(b["tasks"]) - set(a["tasks"]))[:3]
         raise EvalError(f"runs {a['_path']} and {b['_path']} do not share their tasks "
                         f"(only in the first: {only_a}..., only in the second: {only_b}...)")
-    seeds = [s for s in a["seeds"] if s in b["seeds"]]
+    keys_a, keys_b = record_samples(a), record_samples(b)
+    seeds = [s for s in keys_a if s in keys_b]
     if not seeds:
-        raise EvalError(f"runs {a['_path']} and {b['_path']} share no decoding seed ({a['seeds']} vs {b['seeds']})")
+        raise EvalError(f"runs {a['_path']} and {b['_path']} share no decoding seed ({keys_a} vs {keys_b})")
     ya, _, exa = matrices(a)
     yb, _, exb = matrices(b)
-    ia = [a["seeds"].index(s) for s in seeds]
-    ib = [b["seeds"].index(s) for s in seeds]
+    ia = [keys_a.index(s) for s in seeds]
+    ib = [keys_b.index(s) for s in seeds]
     order_b = [b["tasks"].index(t) for t in a["tasks"]]
     ya, exa = ya[ia], exa[ia]
     yb, exb = yb[ib][:, order_b], exb[ib][:, order_b]
@@ -89,7 +90,7 @@ def paired_differences(a: dict[str, Any], b: dict[str, Any], *, n: int = 10_000,
         sb = (yb[:, keep, :k] == 1).any(axis=2).astype(float)
         ci = paired_bootstrap(sa, sb, n=n, seed=seed)
         out.append({"k": k, "mean_diff": ci.mean_diff, "low": ci.low, "high": ci.high, "tasks": int(keep.sum()),
-                    "seeds": seeds})
+                    "seeds": [s if ":" in s else int(s) for s in seeds]})
     return out
 
 

@@ -29,7 +29,7 @@ def experts(
     from swetrain.experts.config import load_experts_config
     from swetrain.experts.pipeline import ExpertsError, ExpertsPipeline
     from swetrain.rollout.errors import NoTrajectoryError
-    from swetrain.train.config import ConfigError
+    from swetrain.config import ConfigError
 
     if config is None and preset is None:
         raise typer.BadParameter("give --config FILE and/or --preset smoke|paper", param_hint="--config")

@@ -11,18 +11,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from swetrain.train.config import ConfigError, read_yaml, apply_overrides, deep_merge, format_validation_error
+from swetrain.config import ConfigError, Section, load_layers, preset_layer
+from swetrain.rollout.sampling import TrainingSamplingConfig
 
 PRESETS = ("smoke", "paper")
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class PoolConfig(_Section):
+class PoolConfig(Section):
     """Where the training pool and the evaluation sets come from."""
 
     tasks: str = "builtin"  # "builtin" or a tasks file (JSONL/JSON/Parquet)
@@ -40,7 +37,7 @@ class PoolConfig(_Section):
         return v
 
 
-class LabelConfig(_Section):
+class LabelConfig(Section):
     """How tasks get their route: the record's own ``route`` field, the offline labeler, or a
     labels file (``swetrain label tasks`` output: rows with ``instance_id`` and ``route``)."""
 
@@ -55,23 +52,18 @@ class LabelConfig(_Section):
         return self
 
 
-class SamplingConfig(_Section):
-    """Episode limits and decoding shared by every rollout of the pipeline."""
+class PipelineSamplingConfig(TrainingSamplingConfig):
+    """Episode limits and decoding shared by every rollout of the pipeline (RL, mastery, evaluation):
+    :class:`~swetrain.rollout.sampling.SamplingConfig`'s settings, and ``workers``."""
 
-    max_turns: int = Field(default=8, ge=1)
-    max_new_tokens: int = Field(default=96, ge=1)
-    max_context_tokens: int = Field(default=2048, ge=64)
-    temperature: float = Field(default=1.0, gt=0.0)
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    top_k: int = Field(default=0, ge=0)
-    workers: int = Field(default=1, ge=1)
+    workers: int = Field(default=1, ge=1)  # episodes run concurrently
 
 
-class MasteryConfig(_Section):
+class MasteryConfig(Section):
     rollouts: int = Field(default=4, ge=1)  # M independent rollouts per instance
 
 
-class RLPhaseConfig(_Section):
+class RLPhaseConfig(Section):
     """One Agentic-miniRL phase (the ``minirl`` recipe + ``overrides``)."""
 
     recipe: str = "minirl"
@@ -83,7 +75,7 @@ class RLPhaseConfig(_Section):
     overrides: list[str] = Field(default_factory=list)  # extra swetrain train key=value overrides
 
 
-class SFTPhaseConfig(_Section):
+class SFTPhaseConfig(Section):
     """Repair SFT: verified successes by mastery quota, cycled to ``budget``."""
 
     budget: int = Field(default=64, ge=1)
@@ -93,7 +85,7 @@ class SFTPhaseConfig(_Section):
     min_quota: int = Field(default=1, ge=0)
 
 
-class ExpertsSection(_Section):
+class ExpertsSection(Section):
     rounds: int = Field(default=1, ge=0)  # R refresh -> repair -> refresh -> expand -> RL rounds
     # after the last RL phase, one more refresh -> Repair SFT -> refresh; the expert is that SFT
     # model (paper 000: initial RL, SFT 1, expanded RL, SFT 2 with rounds=1)
@@ -108,7 +100,7 @@ class ExpertsSection(_Section):
     sft: SFTPhaseConfig = Field(default_factory=SFTPhaseConfig)
 
 
-class MopdSection(_Section):
+class MopdSection(Section):
     """The MOPD student (starts from the common base)."""
 
     steps: int = Field(default=10, ge=1)
@@ -123,7 +115,7 @@ class MopdSection(_Section):
     overrides: list[str] = Field(default_factory=list)
 
 
-class BaselinesSection(_Section):
+class BaselinesSection(Section):
     """RQ1 joint-RL baselines at one rollout budget: pooled (natural mix) vs route-balanced."""
 
     enabled: bool = False
@@ -133,7 +125,7 @@ class BaselinesSection(_Section):
     lr: float = Field(default=2e-5, gt=0.0)
 
 
-class EvalSection(_Section):
+class EvalSection(Section):
     samples: int = Field(default=1, ge=1)  # independent rollouts (seeds) per evaluation task
     seed: int = 1234
     bootstrap: int = Field(default=2000, ge=1)
@@ -149,7 +141,7 @@ class ExpertsConfig(BaseModel):
     policy: str = "tiny-sft"  # the common base (a policy spec with local weights)
     pool: PoolConfig = Field(default_factory=PoolConfig)
     label: LabelConfig = Field(default_factory=LabelConfig)
-    sampling: SamplingConfig = Field(default_factory=SamplingConfig)
+    sampling: PipelineSamplingConfig = Field(default_factory=PipelineSamplingConfig)
     mastery: MasteryConfig = Field(default_factory=MasteryConfig)
     experts: ExpertsSection = Field(default_factory=ExpertsSection)
     mopd: MopdSection = Field(default_factory=MopdSection)
@@ -219,24 +211,8 @@ def load_experts_config(
 ) -> ExpertsConfig:
     """Preset, then the YAML file merged on top, then dotted ``key=value`` overrides; validated.
     The RL/MOPD ``overrides`` lists are checked against the training config too."""
-    data: dict[str, Any] = {}
-    origin = []
-    if preset:
-        if preset not in PRESETS:
-            raise ConfigError(f"--preset: unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
-        data = deep_merge(data, {"smoke": SMOKE, "paper": PAPER}[preset])
-        origin.append(f"preset {preset}")
-    if config_file:
-        data = deep_merge(data, read_yaml(Path(config_file)))
-        origin.append(f"file {config_file}")
-    if overrides:
-        data = apply_overrides(data, list(overrides))
-        origin.append("overrides " + " ".join(overrides))
-    where = ", ".join(origin) or "defaults"
-    try:
-        cfg = ExpertsConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, where, "experts config")) from None
+    layers = [preset_layer({"smoke": SMOKE, "paper": PAPER}, preset)] if preset else []
+    cfg = load_layers(ExpertsConfig, layers, config_file=config_file, overrides=overrides, what="experts config")
     # the training overrides must make a valid training config (unknown loss names, typos)
     from swetrain.train.config import load_config
 

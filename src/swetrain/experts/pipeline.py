@@ -27,10 +27,13 @@ import random
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from swetrain.experts.config import ExpertsConfig
 from swetrain.experts.phases import PhaseStore
+
+if TYPE_CHECKING:
+    from swetrain.agent.loop import PatchVerifier
 
 
 class ExpertsError(ValueError):
@@ -97,7 +100,7 @@ def _seeded_take(ids: list[str], n: int | None, seed: int) -> list[str]:
 # ------------------------------------------------------------------------------------ driver
 class ExpertsPipeline:
     def __init__(self, cfg: ExpertsConfig, out: str | os.PathLike, *, log: Callable[[str], None] = print,
-                 verifier: Any = None) -> None:
+                 verifier: PatchVerifier | None = None) -> None:
         self.cfg = cfg
         self.out = Path(out)
         self.log = log
@@ -152,23 +155,25 @@ class ExpertsPipeline:
         ids = [i for route in self.cfg.pool.routes for i in r["eval"][route]] + r["unassigned_eval"]
         return [t[i] for i in ids]
 
-    def evaluate(self, model: Path, tasks: list[Any], out_dir: Path) -> dict[str, float]:
-        """Resolved fraction per task over ``eval.samples`` independent first attempts (same seeds
-        for every model). Infrastructure failures are not scored; a task with none scored counts 0."""
-        from swetrain.rollout.engine import run_local
+    def eval_protocol(self) -> Any:
+        """The pipeline's evaluation: ``eval.samples`` independent first attempts per task (chains
+        of seed ``eval.seed``, the same for every model) with the pipeline's sampling."""
+        from swetrain.eval.protocol import EvalProtocol
 
         s = self.cfg.sampling
-        _, trajs = run_local(
-            self._policy(model), tasks, out_dir, chains=self.cfg.eval.samples, attempts=1, context_variant="none",
-            seed=self.cfg.eval.seed, max_turns=s.max_turns, max_new_tokens=s.max_new_tokens,
-            max_context_tokens=s.max_context_tokens, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
-            workers=s.workers, verifier=self.verifier,
-        )
-        got: dict[str, list[int]] = {t.instance_id: [] for t in tasks}
-        for tr in trajs:
-            if tr.verdict is not None and not getattr(tr.verdict, "infra_failure", False):
-                got[tr.instance_id].append(1 if tr.resolved else 0)
-        return {iid: (sum(v) / len(v) if v else 0.0) for iid, v in got.items()}
+        return EvalProtocol(**s.sampling().model_dump(), attempts=1, mode="resample", context="none",
+                            seeds=[self.cfg.eval.seed], chains=self.cfg.eval.samples, workers=s.workers)
+
+    def evaluate(self, model: Path, tasks: list[Any], out_dir: Path) -> dict[str, float]:
+        """Resolved fraction per task of :meth:`eval_protocol`, run by :func:`swetrain.eval.protocol.run_eval`
+        (``out_dir/eval.json``, the schema of ``swetrain eval``). Infrastructure failures are not
+        scored; a task with none scored counts 0."""
+        from swetrain.eval.protocol import run_eval, task_success
+
+        name = self.rel(model) if Path(model).is_relative_to(self.out) else str(model)
+        record = run_eval(self._policy(model), tasks, out_dir, self.eval_protocol(), policy_name=name,
+                          verifier=self.verifier)
+        return task_success(record)
 
     def estimate(self, model: Path, tasks: list[Any], mastery: Any, phase: str, out_dir: Path) -> dict[str, Any]:
         from swetrain.curriculum.mastery import estimate_mastery
@@ -176,9 +181,7 @@ class ExpertsPipeline:
         s = self.cfg.sampling
         return estimate_mastery(
             self._policy(model), tasks, out_dir, mastery, phase=phase, rollouts=self.cfg.mastery.rollouts,
-            seed=self.cfg.seed, workers=s.workers, max_turns=s.max_turns, max_new_tokens=s.max_new_tokens,
-            max_context_tokens=s.max_context_tokens, temperature=s.temperature, top_p=s.top_p, top_k=s.top_k,
-            verifier=self.verifier,
+            seed=self.cfg.seed, workers=s.workers, sampling=s.sampling(), verifier=self.verifier,
         )
 
     def train_config(self, recipe: str, steps: int, tasks_per_step: int, group: int, lr: float,
@@ -189,9 +192,7 @@ class ExpertsPipeline:
         base = [
             f"train.steps={steps}", f"train.save_every={save_every}", f"train.keep_checkpoints={steps}",
             f"rollout.tasks_per_step={tasks_per_step}", f"rollout.group={group}", "rollout.attempts=1",
-            "rollout.context_variant=none", f"rollout.max_turns={s.max_turns}",
-            f"rollout.max_new_tokens={s.max_new_tokens}", f"rollout.max_context_tokens={s.max_context_tokens}",
-            f"rollout.temperature={s.temperature}", f"rollout.top_p={s.top_p}", f"rollout.top_k={s.top_k}",
+            "rollout.context_variant=none", *(f"rollout.{k}={v}" for k, v in s.sampling().model_dump().items()),
             f"rollout.workers={s.workers}", f"optim.lr={lr}", f"seed={self.cfg.seed}",
             "logging.tensorboard=false", "logging.progress=false",
         ]
@@ -480,15 +481,15 @@ class ExpertsPipeline:
         model = self.model_dir(ref)
         if not (model / "config.json").is_file():
             raise ExpertsError(f"eval: model {ref} is missing ({model})")
-        tasks = self.eval_tasks()
-        per_task = self.evaluate(model, tasks, tmp / "rollouts")
-        (tmp / "eval.json").write_text(json.dumps({"model": ref, "per_task": per_task}, indent=1))
+        per_task = self.evaluate(model, self.eval_tasks(), tmp)  # tmp/eval.json: the record of swetrain eval
         return {"model": ref, "tasks": len(per_task), "mean": sum(per_task.values()) / max(len(per_task), 1)}
 
     def phase_report(self, tmp: Path, names: list[str]) -> dict[str, Any]:
         from swetrain.experts.report import build_report, write_markdown, write_plots
 
-        evals = {n: json.loads((self.out / "eval" / n / "eval.json").read_text())["per_task"] for n in names}
+        from swetrain.eval.protocol import load_eval, task_success
+
+        evals = {n: task_success(load_eval(self.out / "eval" / n)) for n in names}
         routes = self.routes()
         stages = {r: self.stage_scores(r) for r in self.cfg.pool.routes}
         mopd_metrics = [json.loads(x) for x in (self.out / "mopd" / "run" / "metrics.jsonl").read_text().splitlines() if x.strip()]

@@ -120,10 +120,3 @@ def shared_embedder() -> Embedder:
             _SHARED["default"] = Embedder()
         return _SHARED["default"]
 
-
-def embedding_available() -> bool:
-    try:
-        find_model_dir()
-    except EmbeddingUnavailable:
-        return False
-    return True

@@ -33,15 +33,6 @@ def align(gold: Sequence[dict[str, Any]], pred: Sequence[dict[str, Any]]) -> tup
     return g, [by_id[r["instance_id"]] for r in g], len(gold) - len(g)
 
 
-def summary_markdown(result: Mapping[str, Any], axes: Sequence[str] = AXES) -> str:
-    lines = [f"{result['n']} rows.", "", "| axis | accuracy | macro-F1 | top confusions (gold → predicted ×n) |", "|---|---|---|---|"]
-    for ax in axes:
-        r = result["axes"][ax]
-        tops = "; ".join(f"{g} → {p} ×{n}" for g, p, n in r["top_confusions"][:3])
-        lines.append(f"| {ax} | {100 * r['accuracy']:.1f}% | {r['macro_f1']:.3f} | {tops} |")
-    return "\n".join(lines) + "\n"
-
-
 def per_class_recall(conf: Mapping[str, Any]) -> dict[str, dict[str, float | int]]:
     """Per gold class: rows, correctly predicted rows and recall, from a confusion record."""
     labels, m = list(conf["labels"]), conf["matrix"]

@@ -57,19 +57,3 @@ class Policy(Protocol):
         """Load new weights (from the trainer) and bump ``version``."""
         ...
 
-
-class PolicyProxy:
-    """Base of wrappers that add thread handling around a policy (``LockedPolicy``,
-    ``BatchingPolicy``): the wrapped policy's tokenizer, weight version and context length."""
-
-    def __init__(self, policy: Any) -> None:
-        self._policy = policy
-        self.tokenizer = policy.tokenizer
-
-    @property
-    def version(self) -> int:
-        return int(getattr(self._policy, "version", 0))
-
-    @property
-    def max_context(self) -> int | None:
-        return getattr(self._policy, "max_context", None)

@@ -233,13 +233,13 @@ class HFPolicy:
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad) if pad is not None else min(self.eos_ids or {0})
         self.max_positions = int(getattr(self.model.config, "max_position_embeddings", 0) or 0) or None
-        self._torch = torch
+        self.torch_module = torch
         # transformers >= 5.2x names the KV cache argument ``cache`` (``past_key_values`` before)
         params = inspect.signature(self.model.forward).parameters
-        self._cache_arg = "cache" if "cache" in params else "past_key_values"
+        self.cache_arg = "cache" if "cache" in params else "past_key_values"
         # KV states of earlier single-prompt calls, reused by the next turn of the same conversation
         self.prefix_cache = PrefixCache(prefix_cache_tokens)
-        self._row_caches: bool | None = None  # batched calls reuse per-row KV states (see _rows_cacheable)
+        self._row_caches: bool | None = None  # batched calls reuse per-row KV states (see rows_cacheable)
 
     @property
     def max_context(self) -> int | None:
@@ -258,7 +258,7 @@ class HFPolicy:
         ``token_ids``) or after ``max_new_tokens`` (or the model's context) ("length").
         ``seeds`` (one per prompt) overrides the per-row seeds (the server batches requests with it).
         """
-        torch = self._torch
+        torch = self.torch_module
         config = config or GenerationConfig()
         self.check_request(prompts, config)
         if not prompts:
@@ -277,20 +277,20 @@ class HFPolicy:
         out_lps: list[list[float]] = [[] for _ in prompts]
         reasons: list[str | None] = [None] * batch
         single = batch == 1
-        per_row = not single and self._rows_cacheable()  # each row reuses its own conversation's KV states
+        per_row = not single and self.rows_cacheable()  # each row reuses its own conversation's KV states
         with torch.inference_mode():
             reused, start = self.prefix_cache.take(prompts[0], self.version) if single else (None, 0)
             if per_row:
-                ids, mask, positions, merged = self._batched_prompt(prompts)
-                out = self._forward_prompt(ids, mask, positions, **({self._cache_arg: merged} if merged is not None else {}))
+                ids, mask, positions, merged = self.batched_prompt(prompts)
+                out = self.forward_prompt(ids, mask, positions, **({self.cache_arg: merged} if merged is not None else {}))
             elif reused is None:
                 ids, mask, positions = left_pad(prompts, self.pad_id, self.device)
-                out = self._forward_prompt(ids, mask, positions)
+                out = self.forward_prompt(ids, mask, positions)
             else:  # encode only the tokens after the cached prefix
                 ids = torch.tensor([prompts[0][start:]], device=self.device)
                 mask = torch.ones((1, len(prompts[0])), dtype=torch.long, device=self.device)
                 positions = torch.arange(start, len(prompts[0]), device=self.device)[None, :]
-                out = self._forward_prompt(ids, mask, positions, **{self._cache_arg: reused})
+                out = self.forward_prompt(ids, mask, positions, **{self.cache_arg: reused})
             prompt_mask = mask
             cache = kv_cache_of(out)
             step = 0
@@ -316,14 +316,14 @@ class HFPolicy:
                 mask = torch.cat([mask, torch.ones((batch, 1), dtype=mask.dtype, device=self.device)], dim=1)
                 positions = (lengths + step - 1)[:, None]
                 out = self.model(
-                    input_ids=feed, attention_mask=mask, position_ids=positions, use_cache=True, **{self._cache_arg: cache}
+                    input_ids=feed, attention_mask=mask, position_ids=positions, use_cache=True, **{self.cache_arg: cache}
                 )
                 cache = kv_cache_of(out)
         if single:  # the cache now holds the prompt and every sampled token but the last
             self.prefix_cache.put(prompts[0] + out_ids[0][:-1], cache, self.version)
         elif per_row:
             self._put_rows(prompts, out_ids, prompt_mask, cache)
-        return [self._generation(out_ids[r], out_lps[r], reasons[r] or "length") for r in range(batch)]
+        return [self.to_generation(out_ids[r], out_lps[r], reasons[r] or "length") for r in range(batch)]
 
     # ------------------------------------------------------------------ request helpers
     def check_request(self, prompts: list[list[int]], config: GenerationConfig) -> None:
@@ -349,7 +349,7 @@ class HFPolicy:
 
     def generator(self, seed: int | None) -> Any:
         """A torch generator on the policy's device, seeded (or from OS entropy when ``seed`` is None)."""
-        generator = self._torch.Generator(device=self.device)
+        generator = self.torch_module.Generator(device=self.device)
         if seed is not None:
             generator.manual_seed(int(seed))
         else:
@@ -362,10 +362,10 @@ class HFPolicy:
         keep = row_mask.nonzero().flatten()
         layers = [(layer.keys[row : row + 1].index_select(2, keep), layer.values[row : row + 1].index_select(2, keep))
                   for layer in cache.layers]
-        self.prefix_cache.put(ids, self._cache_from(layers), self.version)
+        self.prefix_cache.put(ids, self.cache_from(layers), self.version)
 
     # ------------------------------------------------------------------ batched prefix reuse
-    def _rows_cacheable(self) -> bool:
+    def rows_cacheable(self) -> bool:
         """Batched calls reuse and store per-row KV states when the prefix cache is on and the
         model's cache is a plain per-layer key/value cache (transformers' ``DynamicCache``)."""
         if self.prefix_cache.max_tokens == 0:
@@ -377,7 +377,7 @@ class HFPolicy:
             self._row_caches = kinds == {"full_attention"} and hasattr(DynamicCache(), "layers")
         return self._row_caches
 
-    def _batched_prompt(self, prompts: list[list[int]]) -> tuple[Any, Any, Any, Any]:
+    def batched_prompt(self, prompts: list[list[int]]) -> tuple[Any, Any, Any, Any]:
         """ids, attention mask, positions and merged KV cache of a batched call whose rows may each
         continue a cached conversation.
 
@@ -386,7 +386,7 @@ class HFPolicy:
         left-padded after it, so a row reads ``[pad][cached s_r][pad][new tokens]``. The attention
         mask hides both pads and positions count real tokens only, so each row computes what it
         would alone (within kernel numerics)."""
-        torch = self._torch
+        torch = self.torch_module
         taken = [self.prefix_cache.take(p, self.version) for p in prompts]
         width = max(s for _, s in taken)
         suffix = [p[s:] for p, (_, s) in zip(prompts, taken)]
@@ -411,10 +411,11 @@ class HFPolicy:
                 for (k_all, v_all), (k, v) in zip(layers, kvs):
                     k_all[row, :, width - s :] = k[0]
                     v_all[row, :, width - s :] = v[0]
-            merged = self._cache_from(layers)
+            merged = self.cache_from(layers)
         return ids.to(self.device), mask.to(self.device), positions.to(self.device), merged
 
-    def _cache_from(self, layers: list[tuple[Any, Any]]) -> Any:
+    def cache_from(self, layers: list[tuple[Any, Any]]) -> Any:
+        """A model KV cache holding ``layers`` (one (keys, values) pair per layer)."""
         from transformers import DynamicCache
 
         cache = DynamicCache(config=self.model.config)
@@ -424,18 +425,20 @@ class HFPolicy:
 
     def _put_rows(self, prompts: list[list[int]], out_ids: list[list[int]], prompt_mask: Any, cache: Any) -> None:
         """Store each row's KV states (its prompt and every sampled token but the last) for its next turn."""
-        torch = self._torch
+        torch = self.torch_module
         for row, (prompt, out) in enumerate(zip(prompts, out_ids)):
             sampled = torch.ones(len(out) - 1, dtype=prompt_mask.dtype, device=prompt_mask.device)
             self.store_row(prompt + out[:-1], cache, row, torch.cat([prompt_mask[row], sampled]))
 
-    def _forward_prompt(self, ids: Any, mask: Any, positions: Any, **cache: Any) -> Any:
+    def forward_prompt(self, ids: Any, mask: Any, positions: Any, **cache: Any) -> Any:
+        """One cached forward pass over prompt ids (logits of the last position only when the model allows)."""
         try:
             return self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, logits_to_keep=1, **cache)
         except TypeError:  # model without logits_to_keep
             return self.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=True, **cache)
 
-    def _generation(self, ids: list[int], lps: list[float], reason: str) -> Generation:
+    def to_generation(self, ids: list[int], lps: list[float], reason: str) -> Generation:
+        """The :class:`Generation` of sampled ``ids`` (its text without the stop token)."""
         shown = ids[:-1] if reason == "stop" else ids
         text = self.tokenizer.decode(shown, skip_special_tokens=False)
         return Generation(token_ids=ids, logprobs=lps, text=text, finish_reason=reason)
@@ -454,7 +457,7 @@ class HFPolicy:
         starts = check_starts(sequences, starts)
         if temperature < 0:
             raise ValueError(f"temperature={temperature!r}: must be >= 0")
-        with self._torch.inference_mode():
+        with self.torch_module.inference_mode():
             rows = sequence_logprobs(
                 self.model, sequences, starts, temperature=temperature, pad_id=self.pad_id, max_batch_tokens=max_batch_tokens
             )
@@ -467,7 +470,7 @@ class HFPolicy:
         Every key must name a parameter or buffer of the model. With ``strict`` (default) every
         parameter must be given, except tied weights (e.g. ``lm_head.weight`` tied to the embeddings).
         """
-        torch = self._torch
+        torch = self.torch_module
         items = dict(state_dict.items() if isinstance(state_dict, Mapping) else state_dict)
         own = self.model.state_dict()
         unknown = sorted(set(items) - set(own))

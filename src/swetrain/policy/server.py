@@ -34,7 +34,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from swetrain.policy.base import Generation, GenerationConfig
+from swetrain.policy.base import Generation, GenerationConfig, Policy
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class _Job:
 class Batcher:
     """One worker thread that turns concurrent generate jobs into batched ``generate`` calls."""
 
-    def __init__(self, policy: Any, max_batch: int = MAX_BATCH) -> None:
+    def __init__(self, policy: Policy, max_batch: int = MAX_BATCH) -> None:
         self.policy = policy
         self.max_batch = max_batch
         self.lock = threading.Lock()  # held while the model runs (generate, score, weight sync)
@@ -126,7 +126,7 @@ def _number(body: dict, name: str, default: Any, kind: type, low: float | None =
 class PolicyServer:
     """The request logic, independent of HTTP plumbing (easy to test and to embed)."""
 
-    def __init__(self, policy: Any, model_name: str) -> None:
+    def __init__(self, policy: Policy, model_name: str) -> None:
         self.policy = policy
         self.model_name = model_name
         self.batcher = Batcher(policy)
@@ -388,7 +388,7 @@ class _Server(ThreadingHTTPServer):
     allow_reuse_address = True
 
 
-def make_server(policy: Any, host: str = "127.0.0.1", port: int = 0, model_name: str = "swetrain") -> ThreadingHTTPServer:
+def make_server(policy: Policy, host: str = "127.0.0.1", port: int = 0, model_name: str = "swetrain") -> ThreadingHTTPServer:
     """An HTTP server (not yet serving) for ``policy``; ``port=0`` picks a free port.
 
     The bound address is ``server.server_address``; call ``serve_forever()`` (in a thread if you
@@ -400,7 +400,7 @@ def make_server(policy: Any, host: str = "127.0.0.1", port: int = 0, model_name:
     return server
 
 
-def start_in_thread(policy: Any, host: str = "127.0.0.1", port: int = 0, model_name: str = "swetrain"):
+def start_in_thread(policy: Policy, host: str = "127.0.0.1", port: int = 0, model_name: str = "swetrain"):
     """Start serving in a daemon thread; returns ``(server, base_url)``, base_url ending in ``/v1``."""
     server = make_server(policy, host, port, model_name)
     thread = threading.Thread(target=server.serve_forever, name="swetrain-server", daemon=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 _EXPORTS = {
     "RolloutEngine": "swetrain.rollout.engine",
-    "RolloutConfig": "swetrain.rollout.engine",
+    "ChainJobConfig": "swetrain.rollout.engine",
     "RolloutReport": "swetrain.rollout.engine",
     "ChainResult": "swetrain.rollout.engine",
     "run_chain_job": "swetrain.rollout.engine",

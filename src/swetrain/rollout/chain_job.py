@@ -1,5 +1,5 @@
 """One chain job of a rollout, and what it is configured by and reports: the code the rollout
-engine's backends share (:mod:`swetrain.rollout.engine` runs it on a thread pool,
+engine's chain pools share (:mod:`swetrain.rollout.pools` runs it on a thread pool,
 :mod:`swetrain.rollout.ray_backend` in Ray actors). Everything here is re-exported by
 :mod:`swetrain.rollout.engine`; the Ray backend imports this module, not the engine, so the engine
 can start the Ray backend without an import cycle.
@@ -8,7 +8,6 @@ can start the Ray backend without an import cycle.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -16,10 +15,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from swetrain.agent.chains import CONTEXT_VARIANTS, RecoveryChain
-from swetrain.agent.loop import EpisodeLimits, InfraError
+from swetrain.agent.loop import EpisodeLimits, InfraError, PatchVerifier, WorkspaceFactory
 from swetrain.agent.trajectory import Trajectory
 from swetrain.env.edit_match import check_mode as check_edit_match
-from swetrain.policy.base import GenerationConfig, PolicyProxy
+from swetrain.policy.base import GenerationConfig, Policy
 from swetrain.rollout.errors import InfraFailureError
 
 log = logging.getLogger("swetrain.rollout.engine")
@@ -28,8 +27,12 @@ BACKENDS = ("local", "ray")
 
 
 @dataclass
-class RolloutConfig:
-    """What to sample: G chains per task, up to R attempts each, and how."""
+class ChainJobConfig:
+    """What the rollout engine samples: G chains per task, up to R attempts each, and how.
+
+    The engine's own settings; users write the training recipe's ``rollout`` section
+    (:meth:`swetrain.train.config.RolloutConfig.engine_config` maps it here) or a
+    :class:`~swetrain.rollout.sampling.SamplingConfig` (:meth:`from_sampling`)."""
 
     group: int = 8
     attempts: int = 2
@@ -47,7 +50,7 @@ class RolloutConfig:
     verify_timeout_s: float = 300.0
     sandbox: str | None = None  # workspace backend of chains and verifier: local | docker (None: the default)
     # local backend, workers > 1: gather the concurrent chains' generate calls into batched calls
-    # (rollout.batching.BatchingPolicy); the oldest waiting call starts a batch after batch_wait_ms
+    # (swetrain.policy.wrappers.wrap_for_workers); the oldest waiting call starts a batch after batch_wait_ms
     batch_generation: bool = False
     batch_wait_ms: float = 5.0
     edit_match: str = "exact"  # str_replace matching of the agent's tools: exact | tolerant (env/edit_match.py)
@@ -69,6 +72,16 @@ class RolloutConfig:
         if self.batch_wait_ms < 0:
             raise ValueError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
         check_edit_match(self.edit_match)
+
+    @classmethod
+    def from_sampling(cls, sampling: Any, *, extra_limits: dict[str, Any] | None = None,
+                      **fields: Any) -> ChainJobConfig:
+        """The config of a :class:`~swetrain.rollout.sampling.SamplingConfig` (decoding and the
+        attempt's limits), the limits that are not sampling settings (``extra_limits``, e.g.
+        ``{"max_wall_s": 60}``) and the engine's other ``fields``."""
+        limits = sampling.episode_limits(**(extra_limits or {}))
+        return cls(limits=limits, temperature=sampling.temperature, top_p=sampling.top_p, top_k=sampling.top_k,
+                   **fields)
 
     def chain_runner(self) -> RecoveryChain:
         return RecoveryChain(self.attempts, self.context_variant, self.context_budget_tokens, self.limits,
@@ -129,11 +142,11 @@ INFRA_GIVE_UP = "infra failure after"  # how ChainResult.error starts for a chai
 def run_chain_job(
     task: Any,
     chain: int,
-    policy: Any,
-    verifier: Any,
-    config: RolloutConfig,
+    policy: Policy,
+    verifier: PatchVerifier,
+    config: ChainJobConfig,
     *,
-    workspace_factory: Callable[[Any], Any] | None = None,
+    workspace_factory: WorkspaceFactory | None = None,
 ) -> ChainResult:
     """Run chain ``chain`` of ``task`` with infra retries (the same code on every backend)."""
     from swetrain.env.backend import open_workspace
@@ -176,27 +189,11 @@ def run_chain_job(
     return result
 
 
-class LockedPolicy(PolicyProxy):
-    """Serialises ``generate``/``score`` of a shared policy across threads."""
-
-    def __init__(self, policy: Any) -> None:
-        super().__init__(policy)
-        self._lock = threading.Lock()
-
-    def generate(self, prompts: list[list[int]], config: GenerationConfig) -> list[Any]:
-        with self._lock:
-            return self._policy.generate(prompts, config)
-
-    def score(self, sequences: list[list[int]], starts: list[int] | None = None) -> list[list[float]]:
-        with self._lock:
-            return self._policy.score(sequences, starts)
-
-    def sync_weights(self, state_dict: dict[str, Any]) -> None:
-        with self._lock:
-            self._policy.sync_weights(state_dict)
+#: what builds a policy: a Policy, a picklable zero-argument factory or a spec string
+PolicySpec = Policy | Callable[[], Policy] | str
 
 
-def build_policy(spec: Any) -> Any:
+def build_policy(spec: PolicySpec) -> Policy:
     """A policy from a spec: an object with ``generate`` (returned as is), a zero-argument
     factory, ``"scripted:NAME[:TOKENIZER]"`` or any ``swetrain.policy.load_policy`` spec."""
     if hasattr(spec, "generate"):
@@ -214,7 +211,8 @@ def build_policy(spec: Any) -> Any:
     raise TypeError(f"policy spec must be a Policy, a factory or a string, got {type(spec).__name__}")
 
 
-def build_verifier(timeout_s: float, sandbox: str | None = None) -> Any:
+def build_verifier(timeout_s: float, sandbox: str | None = None) -> PatchVerifier:
+    """The environment's verifier (hidden tests in a fresh workspace of ``sandbox``)."""
     from swetrain.env.verifier import Verifier
 
     return Verifier(timeout_s=timeout_s, sandbox=sandbox)

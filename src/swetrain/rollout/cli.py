@@ -103,17 +103,6 @@ def build_policy(spec: str):
         raise typer.BadParameter(str(exc), param_hint="--policy") from None
 
 
-def _model_path(spec: str) -> Path:
-    """A policy spec with weights (``tiny-sft``, a model folder, ...) as a model folder, or a
-    ``--policy`` usage error naming the problem."""
-    from swetrain.policy.spec import PolicySpecError
-
-    try:
-        return policy_spec(spec).model_path()
-    except (PolicySpecError, FileNotFoundError) as exc:
-        raise typer.BadParameter(str(exc), param_hint="--policy") from None
-
-
 def _refuse_other_run(out: Path, **settings) -> None:
     """A run directory holding another run (other policy, group, attempts, context or seed) is a
     usage error: resuming into it would mix two runs' chains and rewrite its ``rollout.json``."""
@@ -166,7 +155,7 @@ def rollout(
 
     from swetrain.agent.chains import CONTEXT_VARIANTS
     from swetrain.agent.loop import EpisodeLimits
-    from swetrain.rollout.engine import BACKENDS, RolloutConfig, RolloutEngine
+    from swetrain.rollout.engine import BACKENDS, ChainJobConfig, RolloutEngine
     from swetrain.rollout.store import TrajectoryStore, write_json_atomic
 
     if context not in CONTEXT_VARIANTS:
@@ -182,7 +171,7 @@ def rollout(
     from swetrain.env.cli import check_sandbox_or_exit
 
     check_sandbox_or_exit(sandbox, task_list)
-    config = RolloutConfig(
+    config = ChainJobConfig(
         group=group,
         attempts=attempts,
         context_variant=context,

@@ -4,23 +4,27 @@ Unit of work: one *chain job* (task, chain c) = create a fresh workspace, run a
 :class:`~swetrain.agent.chains.RecoveryChain` (attempts 1..R, reset between), close the workspace.
 At most ``workers`` chain jobs run at once, so at most ``workers`` workspaces exist at once.
 
-Backends (same chain code, same records for a fixed seed):
+Backends (same chain code, same records for a fixed seed), each a
+:class:`~swetrain.rollout.pools.ChainPool` fed by the one scheduling loop
+:func:`~swetrain.rollout.pools.run_jobs`:
 
-* ``local``: a thread pool in this process. Threads suffice because the heavy parts either
-  release the GIL (tool commands and the verifier are subprocesses; torch kernels release it) or
-  must be shared (one policy model in memory, not one per worker). Calls into the policy are
-  serialised by a lock unless the policy says ``thread_safe = True``, so a transformers model is
-  never entered by two threads at once. With ``batch_generation`` the concurrent chains' calls
-  share the model instead: an ``HFPolicy`` runs them as one continuously batched decode, rows
-  joining and leaving at every step (:mod:`swetrain.policy.continuous`); other backends get the
-  calls that arrive together as one batched ``generate`` (:mod:`swetrain.rollout.batching`). Each
-  chain keeps its own seeds, so the records do not change for a backend whose rows do not depend
-  on the batch.
-* ``ray``: ``workers`` Ray actors (``ray.init(num_cpus=..., include_dashboard=False)`` on this
-  machine by default, or an ``address``). Each actor builds its own policy from a *spec* (a
-  ``swetrain.policy.load_policy`` string, ``scripted:...``, or a picklable zero-argument factory)
-  and runs the very same :func:`~swetrain.rollout.chain_job.run_chain_job`; results come back as rows, and only the driver
-  writes the store.
+* ``local`` (:class:`~swetrain.rollout.pools.LocalChainPool`): a thread pool in this process.
+  Threads suffice because the heavy parts either release the GIL (tool commands and the verifier
+  are subprocesses; torch kernels release it) or must be shared (one policy model in memory, not
+  one per worker). The shared policy is made safe for the threads by
+  :func:`swetrain.policy.wrappers.wrap_for_workers` unless it says ``thread_safe = True``: calls
+  go one at a time (``LockedPolicy``), so a transformers model is never entered by two threads at
+  once, or, with ``batch_generation``, share the model: an ``HFPolicy`` runs them as one
+  continuously batched decode, rows joining and leaving at every step
+  (``ContinuousBatchingPolicy``); other backends get the calls that arrive together as one batched
+  ``generate`` (``BatchingPolicy``). Each chain keeps its own seeds, so the records do not change
+  for a backend whose rows do not depend on the batch.
+* ``ray`` (:class:`~swetrain.rollout.ray_backend.RayChainPool`): ``workers`` Ray actors
+  (``ray.init(num_cpus=..., include_dashboard=False)`` on this machine by default, or an
+  ``address``). Each actor builds its own policy from a *spec* (a ``swetrain.policy.load_policy``
+  string, ``scripted:...``, or a picklable zero-argument factory) and runs the very same
+  :func:`~swetrain.rollout.chain_job.run_chain_job`; results come back as rows, and only the
+  driver writes the store.
 
 Generation seeds derive from (seed, instance_id, chain, attempt, turn) with a stable hash, so the
 schedule (which worker, in which order) does not change any record.
@@ -41,18 +45,19 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from swetrain.agent.loop import EpisodeLimits
+from swetrain.agent.loop import EpisodeLimits, PatchVerifier, WorkspaceFactory
 from swetrain.agent.trajectory import Trajectory
+from swetrain.policy.base import Policy
+from swetrain.policy.wrappers import wrap_for_workers
 from swetrain.rollout.chain_job import (  # noqa: F401  (the chain job's names, re-exported for callers)
     BACKENDS,
     INFRA_GIVE_UP,
     ChainResult,
-    LockedPolicy,
-    RolloutConfig,
+    PolicySpec,
+    ChainJobConfig,
     RolloutReport,
     build_policy,
     build_verifier,
@@ -60,6 +65,7 @@ from swetrain.rollout.chain_job import (  # noqa: F401  (the chain job's names, 
     infra_fraction,
     run_chain_job,
 )
+from swetrain.rollout.pools import ChainPool, LocalChainPool, run_jobs
 from swetrain.rollout.store import TrajectoryStore
 
 log = logging.getLogger(__name__)
@@ -70,14 +76,14 @@ class RolloutEngine:
 
     def __init__(
         self,
-        policy: Any = None,
-        verifier: Any = None,
+        policy: Policy | None = None,
+        verifier: PatchVerifier | None = None,
         *,
-        policy_factory: Any = None,
+        policy_factory: PolicySpec | None = None,
         backend: str = "local",
         workers: int = 1,
-        config: RolloutConfig | None = None,
-        workspace_factory: Callable[[Any], Any] | None = None,
+        config: ChainJobConfig | None = None,
+        workspace_factory: WorkspaceFactory | None = None,
         ray_address: str | None = None,
         ray_num_cpus: int = 2,
     ) -> None:
@@ -91,7 +97,7 @@ class RolloutEngine:
             raise ValueError("the ray backend builds the policy inside each actor: pass policy_factory (a spec)")
         self.backend = backend
         self.workers = workers
-        self.config = config or RolloutConfig()
+        self.config = config or ChainJobConfig()
         self.policy_factory = policy_factory
         self._policy = policy
         self._verifier = verifier
@@ -151,92 +157,42 @@ class RolloutEngine:
             if on_result is not None:
                 on_result(result)
 
-        if self.backend == "local":
-            self._run_local(jobs, collect, report)
-        else:
-            self._run_ray(jobs, collect, report)
+        self._run_jobs(jobs, collect, report)
         report.seconds = time.monotonic() - started
         # this run's trajectories only: a trainer's step must not re-read every earlier step's rows
         report.metrics = summarize(fresh, self.config.attempts)
         check_infra_fraction(report, self.config.max_infra_fraction)
         return report
 
-    # ------------------------------------------------------------------ backends
-    def _local_policy(self) -> Any:
+    # ------------------------------------------------------------------ pools
+    def _local_policy(self) -> Policy:
+        """The policy the local pool's threads share (built from the spec on first use)."""
         if self._policy is None:
             self._policy = build_policy(self.policy_factory)
-        policy = self._policy
-        if self.workers > 1 and not getattr(policy, "thread_safe", False):
-            from swetrain.policy.continuous import ContinuousBatchingPolicy, supports_continuous
-            from swetrain.rollout.batching import BatchingPolicy, supports_seeds
+        return wrap_for_workers(self._policy, self.workers, batch_generation=self.config.batch_generation,
+                                batch_wait_s=self.config.batch_wait_ms / 1000)
 
-            if self.config.batch_generation and supports_continuous(policy):
-                # rows join and leave the running batch at every decode step; each chain has one
-                # call in flight, so `workers` rows at most
-                return ContinuousBatchingPolicy(policy, max_batch=self.workers)
-            if self.config.batch_generation and supports_seeds(policy):
-                # each chain has one call in flight: a batch is full with `workers` prompts
-                return BatchingPolicy(policy, max_batch=self.workers, max_wait_s=self.config.batch_wait_ms / 1000)
-            if self.config.batch_generation:
-                log.warning("batch_generation: %s.generate takes no per-row seeds; chains call it one at a time",
-                            type(policy).__name__)
-            policy = LockedPolicy(policy)
-        return policy
+    def _open_pool(self) -> ChainPool:
+        """The backend's chain pool (the local one builds its policy and verifier here)."""
+        if self.backend == "ray":
+            from swetrain.rollout.ray_backend import RayChainPool
 
-    def _run_local(self, jobs: list[tuple[Any, int]], collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
-        t0 = time.monotonic()
-        policy = self._local_policy()
+            return RayChainPool(self.policy_factory, self.config, workers=self.workers, address=self.ray_address,
+                                num_cpus=self.ray_num_cpus, workspace_factory=self.workspace_factory)
         verifier = self._verifier or build_verifier(self.config.verify_timeout_s, self.config.sandbox)
-        report.backend_start_s = time.monotonic() - t0
-        try:
-            self._run_pool(policy, verifier, jobs, collect, report)
-        finally:
-            from swetrain.policy.continuous import ContinuousBatchingPolicy
-            from swetrain.rollout.batching import BatchingPolicy
+        return LocalChainPool(self._local_policy(), verifier, self.config, workers=self.workers,
+                              workspace_factory=self.workspace_factory)
 
-            if isinstance(policy, BatchingPolicy) and policy.stats["batches"]:
-                stats = dict(policy.stats)
-                report.generation_batches = {**stats, "prompts_per_call": stats["prompts"] / stats["batches"]}
-            elif isinstance(policy, ContinuousBatchingPolicy) and policy.stats["steps"]:
-                stats = dict(policy.stats)  # rows per decode step: how full the running batch was
-                report.generation_batches = {**stats, "prompts_per_call": stats["row_tokens"] / stats["steps"]}
-
-    def _run_pool(self, policy: Any, verifier: Any, jobs: list[tuple[Any, int]],
-                  collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
-        pending = list(jobs)
-        with ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="swetrain-chain") as pool:
-            running: dict[Any, tuple[Any, int]] = {}
-            while pending or running:
-                while pending and len(running) < self.workers:
-                    task, chain = pending.pop(0)
-                    if task.instance_id in report.skipped_tasks:
-                        report.chains_skipped += 1
-                        continue
-                    fut = pool.submit(
-                        run_chain_job, task, chain, policy, verifier, self.config, workspace_factory=self.workspace_factory
-                    )
-                    running[fut] = (task, chain)
-                if not running:
-                    continue
-                finished, _ = wait(list(running), return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    running.pop(fut)
-                    collect(fut.result())
-
-    def _run_ray(self, jobs: list[tuple[Any, int]], collect: Callable[[ChainResult], None], report: RolloutReport) -> None:
-        from swetrain.rollout.ray_backend import RayChainPool
-
+    def _run_jobs(self, jobs: list[tuple[Any, int]], collect: Callable[[ChainResult], None],
+                  report: RolloutReport) -> None:
         t0 = time.monotonic()
-        with RayChainPool(
-            self.policy_factory,
-            self.config,
-            workers=self.workers,
-            address=self.ray_address,
-            num_cpus=self.ray_num_cpus,
-            workspace_factory=self.workspace_factory,
-        ) as pool:
-            report.backend_start_s = time.monotonic() - t0
-            pool.run(jobs, collect, is_skipped=lambda iid: iid in report.skipped_tasks, report=report)
+        pool = self._open_pool()
+        with pool:
+            report.backend_start_s = time.monotonic() - t0  # building policies / starting Ray and its actors
+            try:
+                run_jobs(pool, jobs, collect, report)
+            finally:
+                report.generation_batches = pool.batch_stats()
 
 
 # ---------------------------------------------------------------------- metrics
@@ -247,7 +203,7 @@ _ANNOUNCED_LOCK = threading.Lock()
 def _announce_isolation_once(run_dir: Path, sandbox: str | None = None) -> None:
     """Say how agent commands are isolated (one stderr line) and record it in ``run_dir/isolation.json``,
     once per run directory and process (a trainer runs the engine every step)."""
-    from swetrain.env.sandbox import announce_isolation
+    from swetrain.env.backend import announce_isolation
 
     key = str(Path(run_dir).resolve())
     with _ANNOUNCED_LOCK:
@@ -258,7 +214,7 @@ def _announce_isolation_once(run_dir: Path, sandbox: str | None = None) -> None:
 
 
 def run_local(
-    policy: Any,
+    policy: Policy,
     tasks: Sequence[Any],
     out_dir: str | Path,
     *,
@@ -274,7 +230,7 @@ def run_local(
     top_k: int = 0,
     context_budget_tokens: int = 2048,
     workers: int = 1,
-    verifier: Any = None,
+    verifier: PatchVerifier | None = None,
     on_result: Callable[[ChainResult], None] | None = None,
     batch_generation: bool = True,
     edit_match: str = "exact",
@@ -288,7 +244,7 @@ def run_local(
         verifier,
         backend="local",
         workers=workers,
-        config=RolloutConfig(
+        config=ChainJobConfig(
             group=chains,
             attempts=attempts,
             context_variant=context_variant,

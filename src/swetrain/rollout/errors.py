@@ -34,9 +34,3 @@ def no_trajectory_message(report: Any) -> str | None:
     first = next(iter(report.skipped_tasks.values()), "unknown error")
     return f"no trajectory stored: all {attempted} chains failed: {_one_line(first)}"
 
-
-def require_trajectories(report: Any, what: str = "") -> None:
-    """Raise :class:`NoTrajectoryError` when ``report`` ran chains but stored no trajectory."""
-    message = no_trajectory_message(report)
-    if message is not None:
-        raise NoTrajectoryError(f"{what}: {message}" if what else message)

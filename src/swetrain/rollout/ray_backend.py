@@ -16,18 +16,19 @@ a chain has finished), so the retry adds no duplicate rows.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
 from typing import Any
 
+from swetrain.agent.loop import WorkspaceFactory
 from swetrain.rollout.chain_job import (
     INFRA_GIVE_UP,
     ChainResult,
-    RolloutConfig,
-    RolloutReport,
+    PolicySpec,
+    ChainJobConfig,
     build_policy,
     build_verifier,
     run_chain_job,
 )
+from swetrain.rollout.pools import Finished
 
 
 def _actor_died(exc: BaseException) -> bool:
@@ -40,7 +41,8 @@ def _actor_died(exc: BaseException) -> bool:
 class ChainActor:
     """The body of one Ray actor (wrapped with ``ray.remote`` at pool start)."""
 
-    def __init__(self, policy_spec: Any, config: RolloutConfig, workspace_factory: Any = None) -> None:
+    def __init__(self, policy_spec: PolicySpec, config: ChainJobConfig,
+                 workspace_factory: WorkspaceFactory | None = None) -> None:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         try:
             from swetrain.policy.threads import configure_torch_threads
@@ -67,17 +69,18 @@ class ChainActor:
 
 
 class RayChainPool:
-    """``workers`` ChainActors; feeds them chain jobs, one in flight per actor."""
+    """``workers`` ChainActors, one chain job in flight per actor: a
+    :class:`~swetrain.rollout.pools.ChainPool` for :func:`~swetrain.rollout.pools.run_jobs`."""
 
     def __init__(
         self,
-        policy_spec: Any,
-        config: RolloutConfig,
+        policy_spec: PolicySpec,
+        config: ChainJobConfig,
         *,
         workers: int = 2,
         address: str | None = None,
         num_cpus: int = 2,
-        workspace_factory: Any = None,
+        workspace_factory: WorkspaceFactory | None = None,
     ) -> None:
         self.policy_spec = policy_spec
         self.config = config
@@ -87,6 +90,9 @@ class RayChainPool:
         self.workspace_factory = workspace_factory
         self._started_ray = False
         self._actors: list[Any] = []
+        self._idle: list[Any] = []  # actors without a job
+        self._running: dict[Any, tuple[Any, Any, int]] = {}  # object ref -> (actor, task, chain)
+        self._deaths: dict[tuple[str, int], list[str]] = {}  # actor deaths per chain (infra failures)
 
     def __enter__(self) -> RayChainPool:
         import ray
@@ -103,6 +109,7 @@ class RayChainPool:
         self._remote_cls = ray.remote(num_cpus=per_actor, max_restarts=0)(ChainActor)
         self._actors = [self._new_actor() for _ in range(self.workers)]
         ray.get([a.ping.remote() for a in self._actors])  # fail fast if an actor cannot start
+        self._idle, self._running, self._deaths = list(self._actors), {}, {}
         return self
 
     def _new_actor(self) -> Any:
@@ -116,66 +123,69 @@ class RayChainPool:
                 ray.kill(actor)
             except Exception:  # noqa: BLE001 - already dead
                 pass
-        self._actors = []
+        self._actors, self._idle, self._running = [], [], {}
         if self._started_ray:
             ray.shutdown()
 
-    def run(
-        self,
-        jobs: Sequence[tuple[Any, int]],
-        collect: Callable[[ChainResult], None],
-        *,
-        is_skipped: Callable[[str], bool],
-        report: RolloutReport,
-    ) -> None:
+    # ------------------------------------------------------------------ ChainPool
+    def has_room(self) -> bool:
+        return bool(self._idle)
+
+    def busy(self) -> bool:
+        return bool(self._running)
+
+    def submit(self, task: Any, chain: int) -> None:
+        actor = self._idle.pop()
+        ref = actor.run.remote(_portable_row(task), None, chain)
+        self._running[ref] = (actor, task, chain)
+
+    def finished(self) -> list[Finished]:
         import ray
 
-        pending = list(jobs)
-        idle = list(self._actors)
-        running: dict[Any, tuple[Any, Any, int]] = {}
-        deaths: dict[tuple[str, int], list[str]] = {}  # actor deaths per chain (infra failures)
-        while pending or running:
-            while pending and idle:
-                task, chain = pending.pop(0)
-                if is_skipped(task.instance_id):
-                    report.chains_skipped += 1
-                    continue
-                actor = idle.pop()
-                ref = actor.run.remote(_portable_row(task), None, chain)
-                running[ref] = (actor, task, chain)
-            if not running:
-                continue
-            ready, _ = ray.wait(list(running), num_returns=1)
-            for ref in ready:
-                actor, task, chain = running.pop(ref)
-                died = deaths.setdefault((task.instance_id, chain), [])
-                try:
-                    result = ChainResult.from_wire(ray.get(ref))
-                except Exception as exc:  # noqa: BLE001 - the actor failed: replace it
-                    self._actors.remove(actor)
-                    try:
-                        ray.kill(actor)
-                    except Exception:  # noqa: BLE001
-                        pass
-                    actor = self._new_actor()
-                    self._actors.append(actor)
-                    idle.append(actor)
-                    first = (str(exc).strip().splitlines() or [""])[0][:300]
-                    if not _actor_died(exc):  # the job itself raised: a bug, not retried
-                        collect(ChainResult(task.instance_id, chain, infra_errors=died[:] + [first],
-                                            error=f"ray actor failed: {type(exc).__name__}: {first}"))
-                        continue
-                    died.append(f"ray actor died running {task.instance_id} chain {chain}: {type(exc).__name__}: {first}")
-                    if len(died) <= self.config.max_infra_retries:
-                        pending.insert(0, (task, chain))  # run it again on a live actor
-                        continue
-                    result = ChainResult(task.instance_id, chain, infra_errors=died[:],
-                                         error=f"{INFRA_GIVE_UP} {len(died)} tries: {died[-1]}")
-                    collect(result)
-                    continue
-                result.infra_errors = died + result.infra_errors
-                idle.append(actor)
-                collect(result)
+        ready, _ = ray.wait(list(self._running), num_returns=1)
+        out = []
+        for ref in ready:
+            actor, task, chain = self._running.pop(ref)
+            out.append(Finished(task, chain, self._outcome(ref, actor, task, chain)))
+        return out
+
+    def batch_stats(self) -> dict[str, float]:
+        return {}  # each actor generates alone
+
+    def _outcome(self, ref: Any, actor: Any, task: Any, chain: int) -> ChainResult | None:
+        """The chain's result; None when its actor died and the chain may run again."""
+        import ray
+
+        died = self._deaths.setdefault((task.instance_id, chain), [])
+        try:
+            result = ChainResult.from_wire(ray.get(ref))
+        except Exception as exc:  # noqa: BLE001 - the actor failed: replace it
+            self._replace(actor)
+            first = (str(exc).strip().splitlines() or [""])[0][:300]
+            if not _actor_died(exc):  # the job itself raised: a bug, not retried
+                return ChainResult(task.instance_id, chain, infra_errors=died[:] + [first],
+                                   error=f"ray actor failed: {type(exc).__name__}: {first}")
+            died.append(f"ray actor died running {task.instance_id} chain {chain}: {type(exc).__name__}: {first}")
+            if len(died) <= self.config.max_infra_retries:
+                return None  # run it again on a live actor
+            return ChainResult(task.instance_id, chain, infra_errors=died[:],
+                               error=f"{INFRA_GIVE_UP} {len(died)} tries: {died[-1]}")
+        result.infra_errors = died + result.infra_errors
+        self._idle.append(actor)
+        return result
+
+    def _replace(self, actor: Any) -> None:
+        """Kill a failed actor and put a fresh one among the idle ones."""
+        import ray
+
+        self._actors.remove(actor)
+        try:
+            ray.kill(actor)
+        except Exception:  # noqa: BLE001 - already dead
+            pass
+        fresh = self._new_actor()
+        self._actors.append(fresh)
+        self._idle.append(fresh)
 
 
 def _portable_row(task: Any) -> dict[str, Any]:

@@ -8,26 +8,34 @@ clear error naming the dotted key. Command-line overrides use dotted keys, e.g.
 
 from __future__ import annotations
 
-import copy
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+# the config-loading helper (re-exported: callers import ConfigError and friends from here)
+from swetrain.config import (  # noqa: F401
+    ConfigError,
+    Section,
+    apply_overrides,
+    deep_merge,
+    format_validation_error,
+    load_layers,
+    parse_override,
+    read_yaml,
+    validate_as,
+)
+from swetrain.rollout.sampling import TrainingSamplingConfig
+
+if TYPE_CHECKING:
+    from swetrain.algos.losses import PolicyLossSpec
+
 RECIPES = ("grpo", "fcswe", "minirl")
 
 
-class ConfigError(ValueError):
-    """A recipe, config file or override is invalid. The message names the key and the problem."""
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class TasksConfig(_Section):
+class TasksConfig(Section):
     """Which tasks the policy trains on."""
 
     source: str = "builtin"  # "builtin" (the built-in suite) or a path to a tasks file
@@ -40,7 +48,7 @@ class TasksConfig(_Section):
 GENERATORS = ("hf", "vllm")
 
 
-class VLLMGeneratorConfig(_Section):
+class VLLMGeneratorConfig(Section):
     """The in-process vLLM engine of ``rollout.generator=vllm``
     (:class:`swetrain.policy.vllm_backend.VLLMPolicy`, built from the policy's model folder)."""
 
@@ -59,20 +67,16 @@ class VLLMGeneratorConfig(_Section):
         return kwargs
 
 
-class RolloutConfig(_Section):
-    """How trajectories are sampled each step (FC-SWE: G chains x R attempts)."""
+class RolloutConfig(TrainingSamplingConfig):
+    """How trajectories are sampled each step (FC-SWE: G chains x R attempts). The decoding and
+    attempt limits (``temperature``, ``top_p``, ``top_k``, ``max_new_tokens``,
+    ``max_context_tokens``, ``max_turns``) are :class:`~swetrain.rollout.sampling.SamplingConfig`'s."""
 
     tasks_per_step: int = Field(default=4, ge=1)
     group: int = Field(default=4, ge=1)  # G: independent chains per task
     attempts: int = Field(default=1, ge=1)  # R: attempts per chain (R=2 for FC-SWE)
     context_variant: Literal["patch+verifier", "patch-only", "none"] = "patch+verifier"
-    max_turns: int = Field(default=8, ge=1)
-    max_new_tokens: int = Field(default=96, ge=1)
-    max_context_tokens: int = Field(default=2048, ge=64)
     context_budget_tokens: int = Field(default=384, ge=16)  # failure context budget
-    temperature: float = Field(default=1.0, gt=0.0)
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    top_k: int = Field(default=0, ge=0)  # sample among the k most likely tokens (0: no cut; paper eval: 20)
     workers: int = Field(default=1, ge=1)
     backend: Literal["local", "ray"] = "local"  # ray: chains in Ray actors, weights synced each step
     ray_address: str | None = None  # a running Ray cluster (None: start one on this machine)
@@ -88,8 +92,8 @@ class RolloutConfig(_Section):
     # trained), vllm = an in-process vLLM engine that gets the trainer's weights after each update
     generator: str = "hf"
     # workers > 1 (local backend): the chains' concurrent generate calls share the model -- with
-    # hf one continuously batched decode (swetrain.policy.continuous: rows join and leave at every
-    # step, each keeps its prefix cache), with vllm batched calls (rollout.batching.BatchingPolicy;
+    # hf one continuously batched decode (swetrain.policy.wrappers.continuous: rows join and leave at every
+    # step, each keeps its prefix cache), with vllm batched calls (swetrain.policy.wrappers.BatchingPolicy;
     # the oldest waiting call starts a batch after batch_wait_ms). auto = on (measured: vllm ~2x
     # at 2-4 chains, hf 1.4x+ in real episodes: bench/eval_batching_bench.py, docs/policy.md)
     batch_generation: bool | Literal["auto"] = "auto"
@@ -133,29 +137,20 @@ class RolloutConfig(_Section):
         return bool(self.batch_generation)
 
     def engine_config(self, seed: int, edit_match: str = "exact") -> Any:
-        """The rollout engine's :class:`swetrain.rollout.engine.RolloutConfig` for this section: the
-        one place where the training recipe's rollout keys map onto the engine's (a test checks that
-        every engine field is mapped, so a new engine knob cannot be silently dropped).
+        """The rollout engine's :class:`swetrain.rollout.chain_job.ChainJobConfig` for this section:
+        the one place where the training recipe's rollout keys map onto the engine's (a test checks
+        that every engine field is mapped, so a new engine knob cannot be silently dropped).
         ``edit_match`` comes from the ``env`` section (:class:`EnvConfig`)."""
-        from swetrain.agent.loop import EpisodeLimits
-        from swetrain.rollout.engine import RolloutConfig as EngineRolloutConfig
+        from swetrain.rollout.chain_job import ChainJobConfig
 
-        return EngineRolloutConfig(
+        return ChainJobConfig.from_sampling(
+            self,
+            extra_limits={"max_wall_s": self.max_wall_s, "max_output_tokens": self.max_output_tokens},
             group=self.group,
             attempts=self.attempts,
             context_variant=self.context_variant,
             context_budget_tokens=self.context_budget_tokens,
-            limits=EpisodeLimits(
-                max_turns=self.max_turns,
-                max_context_tokens=self.max_context_tokens,
-                max_tokens_per_call=self.max_new_tokens,
-                max_wall_s=self.max_wall_s,
-                max_output_tokens=self.max_output_tokens,
-            ),
             seed=seed,
-            temperature=self.temperature,
-            top_p=self.top_p,
-            top_k=self.top_k,
             max_infra_retries=self.max_infra_retries,
             max_infra_fraction=self.max_infra_fraction,
             verify_timeout_s=self.verify_timeout_s,
@@ -166,7 +161,7 @@ class RolloutConfig(_Section):
         )
 
 
-class EnvConfig(_Section):
+class EnvConfig(Section):
     """The agent's environment. ``edit_match``: how ``file_editor str_replace`` finds ``old_str``;
     ``exact`` = R2E-Gym (verbatim, unique), ``tolerant`` = the same when verbatim, else layered
     matching that carries the edit over (``swetrain.env.edit_match``, docs/agent.md)."""
@@ -174,7 +169,7 @@ class EnvConfig(_Section):
     edit_match: Literal["exact", "tolerant"] = "exact"
 
 
-class MopdConfig(_Section):
+class MopdConfig(Section):
     """Parameters of the ``mopd`` policy loss (seed 000, eqs. 25-26: MOPD with ExOPD).
 
     ``teachers`` maps a route (a task's ``route``) to the frozen expert's model folder; every
@@ -187,32 +182,43 @@ class MopdConfig(_Section):
     teachers: dict[str, str] = Field(default_factory=dict)  # route -> model folder
 
 
-#: policy loss name -> pydantic model of its parameters (``algo.params``); see :func:`register_loss_params`
-LOSS_PARAMS: dict[str, type[BaseModel]] = {}
-#: losses whose parameters are the built-in ``algo`` keys (clipped, minirl) or section (mopd)
-BUILTIN_LOSS_KEYS = {"clipped": ("clip_low", "clip_high"), "minirl": ("tis_cap", "eps_low", "eps_high"), "mopd": ()}
+def _loss_spec(name: str) -> PolicyLossSpec:
+    """The registry spec of policy loss ``name`` (swetrain.algos, imported on first use)."""
+    from swetrain.algos.losses import get_loss_spec
+
+    return get_loss_spec(name)
 
 
 def register_loss_params(name: str):
-    """Class decorator: the parameter model of policy loss ``name``. ``algo.params`` is validated
-    against it (errors name ``algo.params.KEY``) and passed to the loss as keyword arguments, so a
-    new loss with its own knobs is a decorated function plus this model; no trainer change."""
+    """Class decorator attaching the ``algo.params`` model of the registered policy loss ``name``
+    (the same as ``register_policy_loss(name, params=Model)``, which is the way to declare one)."""
 
     def deco(model: type[BaseModel]) -> type[BaseModel]:
-        if name in BUILTIN_LOSS_KEYS:
-            raise ValueError(f"policy loss {name!r} takes the built-in algo keys; it cannot register a parameter model")
-        LOSS_PARAMS[name] = model
+        from swetrain.algos.losses import set_loss_params
+
+        set_loss_params(name, model)
         return model
 
     return deco
 
 
 def loss_params(algo: Any) -> dict[str, Any]:
-    """Keyword arguments of ``algo.policy_loss`` besides the tensors (validated)."""
-    if algo.policy_loss in BUILTIN_LOSS_KEYS:
-        return {k: getattr(algo, k) for k in BUILTIN_LOSS_KEYS[algo.policy_loss]}
-    model = LOSS_PARAMS.get(algo.policy_loss)
-    return model.model_validate(algo.params).model_dump() if model is not None else {}
+    """Keyword arguments of ``algo.policy_loss`` besides the tensors (validated by its spec)."""
+    return _loss_spec(algo.policy_loss).params_of(algo)
+
+
+def __getattr__(name: str) -> Any:
+    """``LOSS_PARAMS`` (loss name -> ``algo.params`` model) and ``BUILTIN_LOSS_KEYS`` (loss name ->
+    its built-in ``algo`` keys): views of the algos registry, imported on first use."""
+    if name == "LOSS_PARAMS":
+        from swetrain.algos.losses import LossParamModels
+
+        return LossParamModels()
+    if name == "BUILTIN_LOSS_KEYS":
+        from swetrain.algos.losses import builtin_loss_keys
+
+        return builtin_loss_keys()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _registry_names(kind: str) -> list[str]:
@@ -227,7 +233,7 @@ def _registry_names(kind: str) -> list[str]:
     return list(algos.REWARD_SCHEMES)
 
 
-class AlgoConfig(_Section):
+class AlgoConfig(Section):
     """Rewards, advantages and the policy loss (swetrain.algos).
 
     ``reward_scheme``, ``advantage``, ``policy_loss`` and ``loss_agg`` accept exactly the names
@@ -250,23 +256,21 @@ class AlgoConfig(_Section):
     eps_high: float = Field(default=0.28, ge=0.0)
     adv_eps: float = Field(default=1e-6, gt=0.0)
     mopd: MopdConfig = Field(default_factory=MopdConfig)  # parameters of policy_loss=mopd
-    params: dict[str, Any] = Field(default_factory=dict)  # parameters of a loss registered with register_loss_params
+    params: dict[str, Any] = Field(default_factory=dict)  # parameters of a loss registered with params=Model
 
     @model_validator(mode="after")
     def _params_of_the_loss(self) -> AlgoConfig:
-        model = LOSS_PARAMS.get(self.policy_loss)
-        if model is None:
-            if self.params:
-                raise ValueError(f"algo.params: policy loss {self.policy_loss!r} has no parameter model "
-                                 f"(got {sorted(self.params)})")
-            return self
+        """The loss's parameters validate against its spec's model (``algo.params``, or the
+        built-in ``algo`` keys of ``clipped``/``minirl``); errors name the dotted key."""
+        spec = _loss_spec(self.policy_loss)
         try:
-            model.model_validate(self.params)
+            spec.params_of(self)
         except ValidationError as exc:
             err = exc.errors()[0]
             key = ".".join(str(x) for x in err["loc"])
             what = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
-            raise ValueError(f"algo.params.{key}: {what} (policy loss {self.policy_loss!r})") from None
+            section = "algo" if spec.algo_keys else "algo.params"
+            raise ValueError(f"{section}.{key}: {what} (policy loss {self.policy_loss!r})") from None
         return self
 
     @field_validator("reward_scheme", "advantage", "policy_loss", "loss_agg")
@@ -278,7 +282,7 @@ class AlgoConfig(_Section):
         return value
 
 
-class OptimConfig(_Section):
+class OptimConfig(Section):
     """AdamW + cosine schedule with warmup + gradient clipping."""
 
     lr: float = Field(default=1e-4, gt=0.0)
@@ -299,7 +303,7 @@ class OptimConfig(_Section):
     on_policy_shortcut: bool = True
 
 
-class TrainLoopConfig(_Section):
+class TrainLoopConfig(Section):
     """Length of the run, checkpointing, precision and the distributed path."""
 
     steps: int = Field(default=10, ge=0)
@@ -316,7 +320,7 @@ class TrainLoopConfig(_Section):
         return {True: "on", False: "off"}.get(value, value) if isinstance(value, bool) else value
 
 
-class LoggingConfig(_Section):
+class LoggingConfig(Section):
     tensorboard: bool = True
     wandb: bool = False
     wandb_project: str = "swetrain"
@@ -344,8 +348,9 @@ class TrainConfig(BaseModel):
     def _recipe_rules(self) -> TrainConfig:
         if self.algo.advantage == "active_set" and self.rollout.attempts < 2 and self.recipe == "fcswe":
             raise ValueError("recipe fcswe needs rollout.attempts >= 2 (recovery chains)")
-        if self.algo.policy_loss == "mopd" and not self.algo.mopd.teachers:
-            raise ValueError("algo.policy_loss=mopd needs algo.mopd.teachers (route -> expert model folder)")
+        if _loss_spec(self.algo.policy_loss).needs_teachers and not self.algo.mopd.teachers:
+            raise ValueError(f"algo.policy_loss={self.algo.policy_loss} needs algo.mopd.teachers "
+                             "(route -> expert model folder)")
         if self.algo.kl_beta > 0 and not self.algo.use_return_to_go:
             raise ValueError("algo.kl_beta > 0 puts K1 in the reward path: set algo.use_return_to_go=true")
         return self
@@ -365,86 +370,8 @@ def recipe_path(name: str) -> Path:
     return Path(str(resources.files("swetrain.train") / "recipes" / f"{name}.yaml"))
 
 
-def read_yaml(path: Path) -> dict[str, Any]:
-    """The top-level mapping of a YAML config file ({} when empty); ConfigError names the file otherwise."""
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {path} is not valid YAML: {exc}") from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"config file {path}: expected a mapping at the top level, got {type(data).__name__}")
-    return data
-
-
-def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    """Recursively merge ``update`` into a copy of ``base`` (mappings merge, other values replace)."""
-    out = copy.deepcopy(base)
-    for key, value in update.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
-
-
-def parse_override(text: str) -> tuple[list[str], Any]:
-    """``"a.b.c=value"`` -> (["a","b","c"], value parsed as a YAML scalar/flow value)."""
-    if "=" not in text:
-        raise ConfigError(f"override {text!r}: expected key=value (e.g. optim.lr=1e-4)")
-    key, raw = text.split("=", 1)
-    key = key.strip()
-    if not key or any(not part for part in key.split(".")):
-        raise ConfigError(f"override {text!r}: empty key")
-    try:
-        value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError:
-        value = raw
-    return key.split("."), value
-
-
-def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply dotted ``key=value`` overrides; unknown keys are rejected by validation later."""
-    out = copy.deepcopy(data)
-    for text in overrides:
-        parts, value = parse_override(text)
-        node = out
-        for i, part in enumerate(parts[:-1]):
-            child = node.get(part)
-            if child is None:
-                child = {}
-                node[part] = child
-            if not isinstance(child, dict):
-                raise ConfigError(
-                    f"override {text!r}: {'.'.join(parts[: i + 1])} is a value ({child!r}), not a section"
-                )
-            node = child
-        node[parts[-1]] = value
-    return out
-
-
-def format_validation_error(exc: ValidationError, origin: str, what: str = "training config") -> str:
-    """One line per problem, each naming its dotted key (``rollout.top_k: ...``)."""
-    lines = []
-    for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"]) or "<root>"
-        if err["type"] == "extra_forbidden":
-            lines.append(f"{key}: unknown key")
-        else:
-            got = err.get("input")
-            shown = "" if isinstance(got, dict) else f" (got {got!r})"
-            lines.append(f"{key}: {err['msg']}{shown}")
-    return f"invalid {what} ({origin}):\n  " + "\n  ".join(lines)
-
-
 def validate_config(data: dict[str, Any], origin: str = "config") -> TrainConfig:
-    try:
-        return TrainConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ConfigError(format_validation_error(exc, origin)) from None
+    return validate_as(TrainConfig, data, origin, "training config")
 
 
 def load_config(
@@ -453,15 +380,5 @@ def load_config(
     overrides: list[str] | None = None,
 ) -> TrainConfig:
     """Recipe YAML, then ``config_file`` merged on top, then ``key=value`` overrides; validated."""
-    data: dict[str, Any] = {}
-    origin = []
-    if recipe:
-        data = read_yaml(recipe_path(recipe))
-        origin.append(f"recipe {recipe}")
-    if config_file:
-        data = deep_merge(data, read_yaml(Path(config_file)))
-        origin.append(f"file {config_file}")
-    if overrides:
-        data = apply_overrides(data, list(overrides))
-        origin.append("overrides " + " ".join(overrides))
-    return validate_config(data, ", ".join(origin) or "defaults")
+    layers = [(f"recipe {recipe}", read_yaml(recipe_path(recipe)))] if recipe else []
+    return load_layers(TrainConfig, layers, config_file=config_file, overrides=overrides, what="training config")

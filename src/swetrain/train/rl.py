@@ -35,7 +35,7 @@ import signal
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -44,12 +44,17 @@ from swetrain.train.config import TrainConfig
 from swetrain.train.metrics import MetricsLogger
 from swetrain.train.update import AttemptRecord, PolicyUpdater, cosine_with_warmup, sample_from_trajectory, trajectory_advantages
 
+if TYPE_CHECKING:
+    from swetrain.agent.loop import PatchVerifier, WorkspaceFactory
+    from swetrain.policy.base import Policy
+    from swetrain.tasks.record import Task
+
 log = logging.getLogger(__name__)
 
 FAULT_ENV = "SWETRAIN_FAULT"  # "kill_after_rollout@STEP": SIGKILL this process (resume tests)
 
 
-def load_task_list(config: TrainConfig) -> list[Any]:
+def load_task_list(config: TrainConfig) -> list[Task]:
     """The tasks of ``config.tasks`` (built-in suite split or a tasks file), optionally limited."""
     src = config.tasks.source
     if src == "builtin":
@@ -69,12 +74,12 @@ def load_task_list(config: TrainConfig) -> list[Any]:
     return tasks
 
 
-def step_tasks(tasks: Sequence[Any], step: int, per_step: int, seed: int, shuffle: bool = True) -> list[Any]:
+def step_tasks(tasks: Sequence[Task], step: int, per_step: int, seed: int, shuffle: bool = True) -> list[Task]:
     """Tasks of 1-based ``step``: a cursor over passes of the task list, each pass shuffled with
     ``(seed, pass)``; a step never holds the same task twice."""
     n = len(tasks)
     per_step = min(per_step, n)
-    out: list[Any] = []
+    out: list[Task] = []
     ids: set[str] = set()
     cursor = (step - 1) * per_step
     while len(out) < per_step:
@@ -102,10 +107,10 @@ class RLTrainer:
         config: TrainConfig,
         run_dir: str | os.PathLike,
         *,
-        tasks: Sequence[Any] | None = None,
+        tasks: Sequence[Task] | None = None,
         policy_path: str | os.PathLike | None = None,
-        verifier: Any = None,
-        workspace_factory: Callable[[Any], Any] | None = None,
+        verifier: PatchVerifier | None = None,
+        workspace_factory: WorkspaceFactory | None = None,
         on_step: Callable[[int, dict[str, Any]], None] | None = None,
     ) -> None:
         from swetrain.policy.threads import configure_torch_threads
@@ -143,6 +148,7 @@ class RLTrainer:
     def _build_models(self) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
+        from swetrain.algos.losses import get_loss_spec
         from swetrain.policy.hf import HFPolicy
         from swetrain.train import distributed as dist
 
@@ -150,15 +156,17 @@ class RLTrainer:
         torch.manual_seed(cfg.seed)
         self.tokenizer = AutoTokenizer.from_pretrained(self.policy_path)
         model = AutoModelForCausalLM.from_pretrained(self.policy_path, dtype=torch.float32).to(self.device)
+        loss = get_loss_spec(cfg.algo.policy_loss)
         self.ref_model = None
-        if cfg.algo.kl_beta > 0 or cfg.algo.policy_loss == "mopd":
+        if cfg.algo.kl_beta > 0 or loss.needs_reference:
             self.ref_model = copy.deepcopy(model).eval().requires_grad_(False)
             if self.device.type == "cuda":
                 self.ref_model = self.ref_model.to(torch.bfloat16)
-        self.teachers = self._load_teachers(AutoModelForCausalLM) if cfg.algo.policy_loss == "mopd" else None
+        self.teachers = self._load_teachers(AutoModelForCausalLM) if loss.needs_teachers else None
         # one CPU process: the update may use every core (nothing else runs then)
         self.single_cpu = self.device.type == "cpu" and not self.dist.fsdp
         self.shared = self.single_cpu and cfg.rollout.generator == "hf"
+        self.policy: Policy
         if cfg.rollout.generator == "vllm":
             # an in-process vLLM engine on the same starting weights; it gets the trainer's full
             # state dict after every update (_sync)
@@ -191,7 +199,7 @@ class RLTrainer:
             teachers=self.teachers,
         )
 
-    def _vllm_policy(self) -> Any:
+    def _vllm_policy(self) -> Policy:
         """``rollout.generator=vllm``: :class:`~swetrain.policy.vllm_backend.VLLMPolicy` on the
         policy's model folder, configured by ``rollout.vllm``."""
         from swetrain.policy.vllm_backend import VLLMPolicy, vllm_available
@@ -204,8 +212,8 @@ class RLTrainer:
         return VLLMPolicy(self.policy_path, **self.config.rollout.vllm.policy_kwargs(self.config.seed))
 
     def _load_teachers(self, auto_model: Any) -> dict[str, torch.nn.Module]:
-        """MOPD: the frozen expert of every route (``algo.mopd.teachers``); every task trained on
-        must have a route with a teacher."""
+        """A distillation loss (spec ``needs_teachers``, MOPD): the frozen expert of every route
+        (``algo.mopd.teachers``); every task trained on must have a route with a teacher."""
         teachers: dict[str, torch.nn.Module] = {}
         for route, path in sorted(self.config.algo.mopd.teachers.items()):
             if not (Path(path) / "config.json").is_file():

@@ -7,12 +7,14 @@ and directly by the tests.
   local / broadcast / last) and group-relative advantages over each task's rewarded attempts
   (``get_advantage_estimator``: grpo / rloo / active_set). Rows the scheme leaves unrewarded, and
   infrastructure failures, get NaN (they are not trained on).
-* :class:`PolicyUpdater`: recomputes old log-probs (pre-update policy) and, for Agentic-miniRL, the
-  frozen reference's log-probs; builds token advantages (scalar broadcast, or K1-in-reward +
-  return-to-go), applies the runtime penalty on invalid messages, then runs ``epochs`` x
-  ``mini_batches`` optimizer steps with micro-batches and gradient accumulation whose weighting
-  reproduces the full mini-batch loss exactly (token-mean: weight by trainable tokens; seq-mean
-  reductions: weight by trajectories with a trainable token).
+* :class:`PolicyUpdater`: :meth:`~PolicyUpdater.prepare` recomputes old log-probs (pre-update
+  policy) and, for Agentic-miniRL, the frozen reference's log-probs; builds token advantages
+  (scalar broadcast, K1-in-reward + return-to-go, or a distillation loss's teacher advantages),
+  applies the runtime penalty on invalid messages. :meth:`~PolicyUpdater.run_epochs` then runs
+  ``epochs`` x ``mini_batches`` optimizer steps with micro-batches and gradient accumulation whose
+  weighting reproduces the full mini-batch loss exactly (token-mean: weight by trainable tokens;
+  seq-mean reductions: weight by trajectories with a trainable token). What the policy loss needs
+  (reference, teachers, old log-probs, its parameters) comes from its registry spec.
 """
 
 from __future__ import annotations
@@ -20,14 +22,20 @@ from __future__ import annotations
 import contextlib
 import math
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from swetrain.train.batch import Batch, TrainSample, collate, plan_micro_batches, split_mini_batches, token_logprobs
 from swetrain.train.config import AlgoConfig, OptimConfig
+
+if TYPE_CHECKING:
+    from swetrain.agent.trajectory import Trajectory
+
+#: a collective over ranks (FSDP path): tensor -> summed (or max) tensor
+Reduce = Callable[[torch.Tensor], torch.Tensor]
 
 
 @dataclass
@@ -83,14 +91,49 @@ def autocast_context(device: torch.device, precision: str):
     return contextlib.nullcontext()
 
 
+@dataclass
+class PreparedRow:
+    """One trainable sample with what the epoch loop reads: its old log-probs (None: taken from the
+    training forward, the on-policy shortcut; zeros when the loss scores none) and token advantages."""
+
+    sample: TrainSample
+    old: torch.Tensor | None
+    advantages: torch.Tensor
+
+
+@dataclass
+class Prepared:
+    """A step's rows ready for the epoch loop, with the preparation's diagnostics (KL, MOPD)."""
+
+    rows: list[PreparedRow]
+    metrics: dict[str, float]
+    on_policy: bool
+
+
+@dataclass
+class EpochStats:
+    """Accumulators of the epoch loop (sums over optimizer steps, divided at the end)."""
+
+    sums: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    n_opt: int = 0  # optimizer steps taken
+    n_skipped: int = 0  # zero-advantage rows skipped, over all epochs
+    gap_sum: float = 0.0  # |log pi_learner - log pi_rollout| of the first step's rows
+    gap_n: int = 0
+
+
 class PolicyUpdater:
-    """Runs the policy-gradient update of one RL step on a causal LM (see the module docstring)."""
+    """Runs the policy-gradient update of one RL step on a causal LM (see the module docstring).
+
+    :meth:`update` = :meth:`prepare` (old/reference/teacher log-probs and token advantages) then
+    :meth:`run_epochs` (optimizer steps). What the loss needs comes from its registry spec
+    (:class:`swetrain.algos.losses.PolicyLossSpec`), never from its name.
+    """
 
     def __init__(
         self,
         model: torch.nn.Module,
         optimizer: torch.optim.Optimizer,
-        scheduler: Any,
+        scheduler: torch.optim.lr_scheduler.LRScheduler | None,
         algo: AlgoConfig,
         optim: OptimConfig,
         *,
@@ -99,11 +142,11 @@ class PolicyUpdater:
         precision: str = "auto",
         device: torch.device | str = "cpu",
         world_size: int = 1,
-        all_reduce: Any = None,
-        all_reduce_max: Any = None,
+        all_reduce: Reduce | None = None,
+        all_reduce_max: Reduce | None = None,
         teachers: dict[str, torch.nn.Module] | None = None,
     ) -> None:
-        from swetrain.algos.losses import get_policy_loss
+        from swetrain.algos.losses import get_loss_spec
 
         self.model = model
         self.optimizer = optimizer
@@ -117,12 +160,15 @@ class PolicyUpdater:
         self.world_size = world_size
         self.all_reduce = all_reduce  # callable(tensor) -> summed tensor across ranks (FSDP path)
         self.all_reduce_max = all_reduce_max  # callable(tensor) -> max across ranks (FSDP path)
-        self.loss_fn = get_policy_loss(algo.policy_loss)
-        self.teachers = teachers  # MOPD: route -> frozen expert (the reference is ref_model)
+        self.loss = get_loss_spec(algo.policy_loss)
+        self.loss_fn = self.loss.fn
+        self.teachers = teachers  # distillation losses: route -> frozen expert (the reference is ref_model)
         if algo.kl_beta > 0 and ref_model is None:
             raise ValueError("algo.kl_beta > 0 needs a frozen reference model (ref_model)")
-        if algo.policy_loss == "mopd" and (not teachers or ref_model is None):
-            raise ValueError("policy_loss mopd needs frozen teachers (route -> model) and a frozen reference model")
+        if self.loss.needs_teachers and not teachers:
+            raise ValueError(f"policy_loss {self.loss.name} needs frozen teachers (route -> model)")
+        if self.loss.needs_reference and ref_model is None:
+            raise ValueError(f"policy_loss {self.loss.name} needs a frozen reference model (ref_model)")
 
     # ------------------------------------------------------------------ FSDP lock-step
     def _passes(self, n: int, sharded: bool = True) -> int:
@@ -259,28 +305,215 @@ class PolicyUpdater:
         metrics["mopd/frozen_forwards"] = float(len(by_route) + 1)
         return result, metrics
 
-    # ------------------------------------------------------------------ update
+    # ------------------------------------------------------------------ preparation
     def on_policy_shortcut(self) -> bool:
         """Whether this update may take its old log-probs from the training forward itself.
 
         Exactly on-policy means: one epoch of one mini-batch (one optimizer step), so the policy
         that would score the old log-probs is the policy of the first and only step, and the old
         log-probs equal the current ones detached (ratio 1, clipping and masks inactive, the same
-        gradient). It also needs: no loss that replaces them (``mopd`` scores no old log-probs
-        anyway), no advantage that reads them (``use_return_to_go`` with ``kl_beta > 0``: K1 of
-        old to the reference enters the returns), and no active dropout (a training-mode forward
-        would then differ from the eval-mode scoring forward). ``optim.on_policy_shortcut=false``
-        always scores them separately. TIS (``minirl``) still reads the rollout's behaviour
-        log-probs; rows without them use the old log-probs, as before.
+        gradient). It also needs: a loss that scores old log-probs at all (its spec's
+        ``scores_old_logprobs``; ``mopd`` scores none), no advantage that reads them
+        (``use_return_to_go`` with ``kl_beta > 0``: K1 of old to the reference enters the returns),
+        and no active dropout (a training-mode forward would then differ from the eval-mode
+        scoring forward). ``optim.on_policy_shortcut=false`` always scores them separately. TIS
+        (``minirl``) still reads the rollout's behaviour log-probs; rows without them use the old
+        log-probs, as before.
         """
-        algo, optim = self.algo, self.optim
-        if not getattr(optim, "on_policy_shortcut", True):
+        optim = self.optim
+        if not getattr(optim, "on_policy_shortcut", True) or not self.loss.scores_old_logprobs:
             return False
-        if optim.epochs != 1 or optim.mini_batches != 1 or algo.policy_loss == "mopd":
-            return False
-        if algo.use_return_to_go and algo.kl_beta > 0:
+        if optim.epochs != 1 or optim.mini_batches != 1 or self._advantages_read_old():
             return False
         return not has_active_dropout(self.model)
+
+    def _advantages_read_old(self) -> bool:
+        """The token advantages depend on the old log-probs: K1 to the reference in the
+        return-to-go (seed 000, eq. 14)."""
+        return self.algo.use_return_to_go and self.algo.kl_beta > 0
+
+    def prepare(self, samples: Sequence[TrainSample]) -> Prepared:
+        """Token advantages and old log-probs of every trainable sample (no optimizer step).
+
+        * distillation losses (spec ``needs_teachers``): the routed teachers' advantages, eq. 25;
+        * K1 in the return-to-go: old and reference log-probs first, then the advantages;
+        * otherwise the outcome advantages, then the old log-probs the loss needs
+          (:meth:`_old_logprobs`).
+        """
+        on_policy = self.on_policy_shortcut()
+        old: list[torch.Tensor | None] | None = None
+        if self.loss.needs_teachers:
+            token_adv, diag = self.mopd_token_advantages(samples)
+        elif self._advantages_read_old():
+            scored = self._score(self.model, samples)
+            token_adv, diag = self.token_advantages(samples, scored, self._score(self.ref_model, samples))
+            old = list(scored)
+        else:
+            # advantages without K1 do not read the old log-probs: find the rows with a training
+            # signal first, so that only those need scoring
+            token_adv, diag = self.token_advantages(samples, _zeros(samples), None)
+        if old is None:
+            old = self._old_logprobs(samples, token_adv, on_policy)
+        rows = [PreparedRow(s, o, a) for s, o, a in zip(samples, old, token_adv)]
+        return Prepared(rows, diag, on_policy)
+
+    def _old_logprobs(
+        self, samples: Sequence[TrainSample], token_adv: Sequence[torch.Tensor], on_policy: bool
+    ) -> list[torch.Tensor | None]:
+        """The pre-update log-probs the loss reads: zeros when its spec scores none; None (filled
+        from the training forward) on the on-policy shortcut; with ``skip_zero_advantage`` and
+        scalar advantages, scored only on rows with a nonzero token advantage; else all rows."""
+        if not self.loss.scores_old_logprobs:
+            return list(_zeros(samples))
+        if on_policy:
+            return [None] * len(samples)
+        if not (self.optim.skip_zero_advantage and not self.algo.use_return_to_go):
+            return list(self._score(self.model, samples))
+        active = [k for k, a in enumerate(token_adv) if bool(a.any())]
+        old: list[torch.Tensor | None] = [None] * len(samples)
+        for k, o in zip(active, self._score(self.model, [samples[k] for k in active])):
+            old[k] = o
+        return old
+
+    # ------------------------------------------------------------------ epoch loop
+    def update(self, samples: Sequence[TrainSample], generator: torch.Generator | None = None) -> dict[str, float]:
+        """One RL step's policy update on ``samples`` (trainable rows only); returns metrics."""
+        samples = [s for s in samples if s.n_trainable > 0 and not _is_nan(s.advantage)]
+        if not samples and self.all_reduce_max is None:  # under FSDP the other ranks need this one
+            return {"update/skipped": 1.0}
+        prepared = self.prepare(samples)
+        stats = self.run_epochs(prepared, generator)
+        return self._update_metrics(prepared, stats)
+
+    def run_epochs(self, prepared: Prepared, generator: torch.Generator | None = None) -> EpochStats:
+        """``optim.epochs`` passes of ``optim.mini_batches`` optimizer steps over the prepared rows."""
+        stats = EpochStats()
+        params = self.loss.params_of(self.algo)
+        self.model.train()
+        for _epoch in range(self.optim.epochs):
+            # every rank takes the same number of mini-batches (an empty one still steps)
+            n_mini = self._passes(min(self.optim.mini_batches, len(prepared.rows))) if self.all_reduce_max else None
+            for rows in split_mini_batches(len(prepared.rows), self.optim.mini_batches, generator, n_mini):
+                self._optimizer_step([prepared.rows[i] for i in rows], stats, params, prepared.on_policy)
+        return stats
+
+    def _optimizer_step(
+        self, mini: list[PreparedRow], stats: EpochStats, params: dict[str, Any], on_policy: bool
+    ) -> None:
+        """One optimizer step on a mini-batch: micro-batches with gradient accumulation whose
+        weights reproduce the full mini-batch loss (normaliser over all its rows, zero-advantage
+        rows included), then grad clipping, the optimizer and the scheduler."""
+        total = self._normaliser(mini)
+        if total <= 0:  # the same on every rank: total is global
+            return
+        if self.optim.skip_zero_advantage:  # zero-advantage rows keep their share of the normaliser, nothing else
+            stats.n_skipped += sum(not bool(r.advantages.any()) for r in mini)
+            mini = [r for r in mini if bool(r.advantages.any())]
+        micro = self._micro_batches(mini)
+        trained = max(float(sum(self._units(b) for b, _ in micro)), 1.0)
+        self.optimizer.zero_grad(set_to_none=True)
+        n_pass = self._passes(len(micro))
+        if n_pass == 0:  # the full update's gradient is exactly 0: step on zeros, as it would
+            stats.sums["loss"] += 0.0
+            for param in self.model.parameters():
+                if param.requires_grad:
+                    param.grad = torch.zeros_like(param)
+        for b, no_behavior in micro:
+            self._micro_step(b.to(self.device), no_behavior, total, trained, stats, params, on_policy)
+        for _ in range(n_pass - len(micro)):  # FSDP: keep in step with the other ranks
+            (0.0 * self._filler_logprobs(self.model).sum()).backward()
+        self._clip_and_step(stats)
+
+    def _normaliser(self, mini: Sequence[PreparedRow]) -> float:
+        """The mini-batch loss's denominator over every rank (tokens or rows, see :meth:`_units`)."""
+        total = torch.as_tensor(sum(self._sample_units(r.sample) for r in mini), dtype=torch.float32)
+        if self.all_reduce is not None:
+            total = self.all_reduce(total.to(self.device)).cpu()
+        return float(total)
+
+    def _micro_batches(self, mini: Sequence[PreparedRow]) -> list[tuple[Batch, torch.Tensor]]:
+        """Micro-batches under the token budget, each with its rows' "no behaviour log-probs
+        recorded" flags (those rows use the old log-probs as behaviour: no TIS)."""
+        plan = plan_micro_batches([len(r.sample.token_ids) for r in mini], self.optim.micro_batch_tokens)
+        return [(self._make_batch([mini[i] for i in rows]),
+                 torch.tensor([not mini[i].sample.meta.get("has_behavior_logprobs", True) for i in rows]))
+                for rows in plan]
+
+    def _clip_and_step(self, stats: EpochStats) -> None:
+        """Gradient clipping (FSDP: the norm over every rank's shard), optimizer and scheduler step."""
+        if hasattr(self.model, "clip_grad_norm_"):
+            grad_norm = self.model.clip_grad_norm_(self.optim.grad_clip)
+        else:
+            grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.grad_clip)
+        stats.sums["grad_norm"] += float(grad_norm)
+        self.optimizer.step()
+        if self.scheduler is not None:
+            self.scheduler.step()
+        stats.n_opt += 1
+
+    def _micro_step(
+        self,
+        b: Batch,
+        no_behavior: torch.Tensor,
+        total: float,
+        trained: float,
+        stats: EpochStats,
+        params: dict[str, Any],
+        on_policy: bool,
+    ) -> None:
+        """Forward, loss and backward of one micro-batch, weighted by its share ``units / total``
+        of the mini-batch normaliser; loss metrics weighted by its share of the trained rows."""
+        with autocast_context(self.device, self.precision):
+            logp = token_logprobs(self.model, b.input_ids, b.attention_mask, b.loss_mask).float()
+        if stats.n_opt == 0:  # the weights that sampled the batch: learner vs rollout log-probs
+            rows = (~no_behavior).to(self.device)[:, None] & (b.loss_mask > 0)
+            stats.gap_sum += float(((logp.detach() - b.behavior_logprobs).abs() * rows).sum())
+            stats.gap_n += int(rows.sum())
+        if on_policy:  # old = this very forward, detached: ratio 1, clipping inactive
+            b.old_logprobs = logp.detach() * b.loss_mask
+            if bool(no_behavior.any()):
+                rows = no_behavior.to(self.device)[:, None]
+                b.behavior_logprobs = torch.where(rows, b.old_logprobs, b.behavior_logprobs)
+        loss, m = self.loss_fn(
+            logp,
+            b.old_logprobs,
+            b.advantages,
+            b.loss_mask,
+            logp_behavior=b.behavior_logprobs,
+            segment_ids=b.segment_ids,
+            agg=self.algo.loss_agg,
+            **params,
+        )
+        weight = float(self._units(b)) / total
+        # FSDP averages gradients over ranks; multiply back so the global loss is exact
+        (loss * weight * self.world_size).backward()
+        stats.sums["loss"] += float(loss.detach()) * weight
+        share = float(self._units(b)) / trained  # diagnostics: mean over trained rows
+        for key, value in m.items():
+            stats.sums[key] += float(value) * share
+
+    def _update_metrics(self, prepared: Prepared, stats: EpochStats) -> dict[str, float]:
+        """The update's metrics: loss/grad-norm/loss diagnostics averaged over optimizer steps, the
+        preparation's diagnostics, counts and token-advantage statistics."""
+        out = {k: v / max(stats.n_opt, 1) for k, v in stats.sums.items()}
+        out.update(prepared.metrics)
+        if stats.gap_n:
+            # mean |log pi_learner - log pi_rollout| over the loss mask of the first optimizer step's
+            # rows (weights not yet moved): ~0 at temperature 1 when ids, mask and log-probs line up
+            out["update/logprob_abs_diff"] = stats.gap_sum / stats.gap_n
+        samples = [r.sample for r in prepared.rows]
+        out["update/optimizer_steps"] = float(stats.n_opt)
+        out["update/on_policy_shortcut"] = float(prepared.on_policy)
+        out["update/trajectories"] = float(len(samples))
+        out["update/zero_adv_skipped"] = float(stats.n_skipped) / max(self.optim.epochs, 1)
+        out["update/trainable_tokens"] = float(sum(s.n_trainable for s in samples))
+        adv_tok = torch.cat([torch.zeros(0)] + [r.advantages[torch.as_tensor(r.sample.loss_mask, dtype=torch.bool)]
+                                                 for r in prepared.rows])
+        out["adv/token_mean"] = float(adv_tok.mean()) if adv_tok.numel() else 0.0
+        out["adv/token_abs_max"] = float(adv_tok.abs().max()) if adv_tok.numel() else 0.0
+        # after return-to-go and the runtime penalty: nonzero even when every outcome advantage is 0
+        out["adv/token_nonzero_frac"] = float((adv_tok != 0).float().mean()) if adv_tok.numel() else 0.0
+        return out
 
     def _units(self, batch: Batch) -> torch.Tensor:
         """Normalisation units of a (micro-)batch for the configured reduction."""
@@ -293,160 +526,27 @@ class PolicyUpdater:
         n = sample.n_trainable
         return float(n) if self.algo.loss_agg == "token-mean" else float(n > 0)
 
-    def update(self, samples: Sequence[TrainSample], generator: torch.Generator | None = None) -> dict[str, float]:
-        """One RL step's policy update on ``samples`` (trainable rows only); returns metrics."""
-        samples = [s for s in samples if s.n_trainable > 0 and not _is_nan(s.advantage)]
-        metrics: dict[str, float] = defaultdict(float)
-        if not samples and self.all_reduce_max is None:  # under FSDP the other ranks need this one
-            return {"update/skipped": 1.0}
-        skip = self.optim.skip_zero_advantage
-        on_policy = self.on_policy_shortcut()
-        if self.algo.policy_loss == "mopd":
-            # the advantage holds log q (eq. 25) and the loss uses no old log-probs (eq. 26)
-            token_adv, kl = self.mopd_token_advantages(samples)
-            old = [torch.zeros(len(s.token_ids)) for s in samples]
-        elif on_policy:
-            # one optimizer step on the policy that generated the batch: the old log-probs are the
-            # training forward's own log-probs, detached (filled in per micro-batch below), so the
-            # no-grad scoring forward is skipped. Advantages do not read them here (scalar, or
-            # return-to-go without K1: on_policy_shortcut excludes kl_beta > 0).
-            zeros = [torch.zeros(len(s.token_ids)) for s in samples]
-            token_adv, kl = self.token_advantages(samples, zeros, None)
-            old = [None] * len(samples)
-        elif skip and not self.algo.use_return_to_go:
-            # scalar advantages (+ runtime penalty) do not depend on log-probs: find the rows
-            # with a training signal first and score only those
-            token_adv, kl = self.token_advantages(samples, [], None)
-            active = [k for k, a in enumerate(token_adv) if bool(a.any())]
-            old_active = self._score(self.model, [samples[k] for k in active])
-            old: list[torch.Tensor | None] = [None] * len(samples)
-            for k, o in zip(active, old_active):
-                old[k] = o
-        else:
-            old = self._score(self.model, samples)
-            ref = self._score(self.ref_model, samples) if (self.ref_model is not None and self.algo.kl_beta > 0) else None
-            token_adv, kl = self.token_advantages(samples, old, ref)
-        prepared = []
-        for k, s in enumerate(samples):
-            prepared.append((s, old[k], token_adv[k]))
-        params = self._loss_params()
-        n_skipped = 0
-        n_opt = 0
-        gap_sum, gap_n = 0.0, 0
-        self.model.train()
-        for _epoch in range(self.optim.epochs):
-            # every rank takes the same number of mini-batches (an empty one still steps)
-            n_mini = self._passes(min(self.optim.mini_batches, len(prepared))) if self.all_reduce_max else None
-            for rows in split_mini_batches(len(prepared), self.optim.mini_batches, generator, n_mini):
-                mini = [prepared[i] for i in rows]
-                total = torch.as_tensor(sum(self._sample_units(p[0]) for p in mini), dtype=torch.float32)
-                if self.all_reduce is not None:
-                    total = self.all_reduce(total.to(self.device)).cpu()
-                if float(total) <= 0:  # the same on every rank: total is global
-                    continue
-                if skip:  # zero-advantage rows keep their share of the normaliser, nothing else
-                    n_skipped += sum(not bool(p[2].any()) for p in mini)
-                    mini = [p for p in mini if bool(p[2].any())]
-                plan = plan_micro_batches([len(p[0].token_ids) for p in mini], self.optim.micro_batch_tokens)
-                batches = [self._make_batch([mini[i] for i in micro]) for micro in plan]
-                # rows without recorded behaviour log-probs use the old ones as behaviour (no TIS)
-                no_behavior = [torch.tensor([not mini[i][0].meta.get("has_behavior_logprobs", True) for i in micro])
-                               for micro in plan]
-                trained = max(float(sum(self._units(b) for b in batches)), 1.0)
-                self.optimizer.zero_grad(set_to_none=True)
-                n_pass = self._passes(len(batches))
-                if n_pass == 0:  # the full update's gradient is exactly 0: step on zeros, as it would
-                    metrics["loss"] += 0.0
-                    for param in self.model.parameters():
-                        if param.requires_grad:
-                            param.grad = torch.zeros_like(param)
-                for b, nob in zip(batches, no_behavior):
-                    b = b.to(self.device)
-                    with autocast_context(self.device, self.precision):
-                        logp = token_logprobs(self.model, b.input_ids, b.attention_mask, b.loss_mask).float()
-                    if n_opt == 0:  # the weights that sampled the batch: learner vs rollout log-probs
-                        rows = (~nob).to(self.device)[:, None] & (b.loss_mask > 0)
-                        gap_sum += float(((logp.detach() - b.behavior_logprobs).abs() * rows).sum())
-                        gap_n += int(rows.sum())
-                    if on_policy:  # old = this very forward, detached: ratio 1, clipping inactive
-                        b.old_logprobs = logp.detach() * b.loss_mask
-                        if bool(nob.any()):
-                            rows = nob.to(self.device)[:, None]
-                            b.behavior_logprobs = torch.where(rows, b.old_logprobs, b.behavior_logprobs)
-                    loss, m = self.loss_fn(
-                        logp,
-                        b.old_logprobs,
-                        b.advantages,
-                        b.loss_mask,
-                        logp_behavior=b.behavior_logprobs,
-                        segment_ids=b.segment_ids,
-                        agg=self.algo.loss_agg,
-                        **params,
-                    )
-                    weight = float(self._units(b)) / float(total)
-                    # FSDP averages gradients over ranks; multiply back so the global loss is exact
-                    (loss * weight * self.world_size).backward()
-                    metrics["loss"] += float(loss.detach()) * weight
-                    share = float(self._units(b)) / trained  # diagnostics: mean over trained rows
-                    for key, value in m.items():
-                        metrics[key] += float(value) * share
-                for _ in range(n_pass - len(batches)):  # FSDP: keep in step with the other ranks
-                    (0.0 * self._filler_logprobs(self.model).sum()).backward()
-                if hasattr(self.model, "clip_grad_norm_"):  # FSDP: the norm over every rank's shard
-                    grad_norm = self.model.clip_grad_norm_(self.optim.grad_clip)
-                else:
-                    grad_norm = torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.optim.grad_clip)
-                metrics["grad_norm"] += float(grad_norm)
-                self.optimizer.step()
-                if self.scheduler is not None:
-                    self.scheduler.step()
-                n_opt += 1
-        out = {k: v / max(n_opt, 1) for k, v in metrics.items()}
-        out.update(kl)
-        if gap_n:
-            # mean |log pi_learner - log pi_rollout| over the loss mask of the first optimizer step's
-            # rows (weights not yet moved): ~0 at temperature 1 when ids, mask and log-probs line up
-            out["update/logprob_abs_diff"] = gap_sum / gap_n
-        out["update/optimizer_steps"] = float(n_opt)
-        out["update/on_policy_shortcut"] = float(on_policy)
-        out["update/trajectories"] = float(len(samples))
-        out["update/zero_adv_skipped"] = float(n_skipped) / max(self.optim.epochs, 1)
-        out["update/trainable_tokens"] = float(sum(s.n_trainable for s in samples))
-        adv_tok = torch.cat([torch.zeros(0)] + [a[torch.as_tensor(s.loss_mask, dtype=torch.bool)] for s, _, a in prepared])
-        out["adv/token_mean"] = float(adv_tok.mean()) if adv_tok.numel() else 0.0
-        out["adv/token_abs_max"] = float(adv_tok.abs().max()) if adv_tok.numel() else 0.0
-        # after return-to-go and the runtime penalty: nonzero even when every outcome advantage is 0
-        out["adv/token_nonzero_frac"] = float((adv_tok != 0).float().mean()) if adv_tok.numel() else 0.0
-        return out
-
-    def _make_batch(self, items: Sequence[tuple[TrainSample, torch.Tensor, torch.Tensor]]) -> Batch:
-        batch = collate([s for s, _, _ in items], self.pad_id)
+    def _make_batch(self, items: Sequence[PreparedRow]) -> Batch:
+        batch = collate([r.sample for r in items], self.pad_id)
         t = batch.input_ids.shape[1]
         old = torch.zeros((len(items), t))
         adv = torch.zeros((len(items), t))
         behavior = batch.behavior_logprobs.clone()
-        for j, (s, o, a) in enumerate(items):
-            n = len(s.token_ids)
-            adv[j, :n] = a
-            if o is None:  # on-policy shortcut: filled from the training forward itself
+        for j, r in enumerate(items):
+            n = len(r.sample.token_ids)
+            adv[j, :n] = r.advantages
+            if r.old is None:  # on-policy shortcut: filled from the training forward itself
                 continue
-            old[j, :n] = o
-            if not s.meta.get("has_behavior_logprobs", True):
-                behavior[j, :n] = o  # no rollout log-probs recorded: no TIS correction
+            old[j, :n] = r.old
+            if not r.sample.meta.get("has_behavior_logprobs", True):
+                behavior[j, :n] = r.old  # no rollout log-probs recorded: no TIS correction
         batch.old_logprobs = old * batch.loss_mask
         batch.advantages = adv * batch.loss_mask
         batch.behavior_logprobs = behavior * batch.loss_mask
         return batch
 
-    def _loss_params(self) -> dict[str, float]:
-        from swetrain.train.config import loss_params
 
-        # clipped / minirl: their algo keys; mopd: none (they enter the advantages); a registered
-        # loss: its validated algo.params
-        return loss_params(self.algo)
-
-
-def sample_from_trajectory(traj: Any, advantage: float, reward: float = math.nan) -> TrainSample:
+def sample_from_trajectory(traj: Trajectory, advantage: float, reward: float = math.nan) -> TrainSample:
     """A :class:`TrainSample` from a :class:`swetrain.agent.trajectory.Trajectory`.
 
     Loss mask = the assistant mask (ids generated in this trajectory; the prompt, copied failure
@@ -491,6 +591,11 @@ def has_active_dropout(model: torch.nn.Module) -> bool:
             if "dropout" in key and isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
                 return True
     return False
+
+
+def _zeros(samples: Sequence[TrainSample]) -> list[torch.Tensor]:
+    """Zero log-probs ``[len(sample)]`` per sample (for a loss or advantage that does not read them)."""
+    return [torch.zeros(len(s.token_ids)) for s in samples]
 
 
 def _is_nan(value: float | list[float]) -> bool:

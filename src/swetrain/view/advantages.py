@@ -49,14 +49,17 @@ def train_advantages(run: Run, src: Source, rows: list[tuple[int, int, dict[str,
                          "advantages are not shown")
         return None
     try:
+        from swetrain.algos import get_loss_spec
         from swetrain.train.update import AttemptRecord, trajectory_advantages
+
+        distilled = get_loss_spec(cfg.algo.policy_loss).needs_teachers
     except Exception as exc:  # noqa: BLE001
         run.notes.append(f"advantages not shown: the trainer could not be imported ({type(exc).__name__}: {exc})")
         return None
     algo = cfg.algo
     info = TrainInfo(penalty=float(algo.invalid_penalty) if algo.runtime_penalty else None)
-    if algo.policy_loss == "mopd":
-        info.token_note = ("MOPD: token advantages come from teacher and reference log-probs (not stored); "
+    if distilled:
+        info.token_note = ("distillation (MOPD): token advantages come from teacher and reference log-probs (not stored); "
                            "the outcome advantage below is the reward-path estimate only")
     elif algo.use_return_to_go:
         info.token_note = ("return-to-go with K1 in the reward: token advantages depend on log-probs the trainer "

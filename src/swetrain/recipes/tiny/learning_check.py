@@ -31,7 +31,10 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swetrain.policy.base import Policy
 
 # the scripted base's edit: new_str "= True" fixes the task, the others do not (the test asks ``is True``)
 CHOICES = ("True", "None", "0")
@@ -155,13 +158,14 @@ def build_base(out: str | Path, tasks: list[Any], *, seed: int = 0, chains: int 
     return trainer.save(out / "base")
 
 
-def evaluate(policy: Any, tasks: list[Any], out_dir: str | Path, *, samples: int, seed: int) -> Any:
+def evaluate(policy: Policy, tasks: list[Any], out_dir: str | Path, *, samples: int, seed: int) -> Any:
     """``samples`` single attempts (temperature 1) per task: an :class:`~swetrain.eval.evaluate.EvalResult`
     whose per-task success is :func:`~swetrain.recipes.tiny.quickstart.task_scores` at k = 1."""
     from swetrain.eval.evaluate import evaluate_policy
+    from swetrain.rollout.sampling import SamplingConfig
 
-    return evaluate_policy(policy, tasks, out_dir, chains=samples, attempts=1, seed=seed, temperature=1.0,
-                           workers=8, **LIMITS)
+    return evaluate_policy(policy, tasks, out_dir, sampling=SamplingConfig(temperature=1.0, **LIMITS), chains=samples,
+                           attempts=1, seed=seed, workers=8)
 
 
 def run(out: str | Path, *, n_tasks: int = 6, steps: int = 3, samples: int = 6, seed: int = 0,

@@ -41,7 +41,7 @@ QUICKSTART_ROLLOUT = (
     "rollout.max_context_tokens=3072",
     "rollout.temperature=0.5",
     # eight episodes in flight: their turns share one continuously batched decode
-    # (swetrain.policy.continuous) while the others' sandboxes run tests
+    # (swetrain.policy.wrappers.continuous) while the others' sandboxes run tests
     "rollout.workers=8",
     "rollout.batch_generation=true",
     # str_replace tolerates imprecise copies (env/edit_match.py; exact when old_str is verbatim):
@@ -217,9 +217,8 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
         _prepare_out(out)
         timings["prepare_s"] = time.monotonic() - t0
         config.policy = str(base_path)
-        ro = config.rollout
-        run_kwargs = dict(max_turns=ro.max_turns, max_new_tokens=ro.max_new_tokens,
-                          max_context_tokens=ro.max_context_tokens, temperature=ro.temperature, workers=ro.workers,
+        # the training rollouts' sampling (decoding and limits) for the evaluations and the mastery probe
+        run_kwargs = dict(sampling=config.rollout.sampling(), workers=config.rollout.workers,
                           edit_match=config.env.edit_match)
         eval_kwargs = dict(chains=opts.eval_chains, attempts=2, context_variant="patch+verifier",
                            seed=opts.seed + 12345, **run_kwargs)

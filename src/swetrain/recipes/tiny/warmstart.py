@@ -22,9 +22,12 @@ import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from swetrain.agent.loop import PatchVerifier
 
 log = logging.getLogger(__name__)
 
@@ -63,16 +66,6 @@ class WarmStartConfig:
     # copy pretraining's learning rate: 3e-3 forms the tiny model's circuit in ~1,850 easy steps but
     # never formed the wider ``small`` model's in 4,000; 1e-3 formed it in ~600 (docs/training.md)
     copy_lr: float = 3e-3
-    # learning-rate multiplier of the copy-pretrained attention (the first layers' self_attn) during
-    # SFT: < 1 protects the induction circuit from being overwritten, 0 freezes it
-    copy_lr_scale: float = 1.0
-    # long-range copies (CopyPretrainConfig.long_gap / long_fraction) in copy pretraining and in
-    # the copy spans mixed into SFT: an episode's copies reach back hundreds of tokens
-    copy_long_gap: int = 0
-    copy_long_fraction: float = 0.0
-    # save the model after every epoch into <snapshot_dir>/epoch-<k> (to evaluate how SFT
-    # progresses; not part of the cache key)
-    snapshot_dir: str | None = None
 
 
 PRESET_CONFIGS = {
@@ -108,8 +101,6 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
         tag += f"-t{cfg.stage2_drills}x{cfg.stage2_demos}s{cfg.stage2_seed}"
     if cfg.copy_steps or cfg.copy_mix:
         tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != 4000 else "")
-        tag += f"l{cfg.copy_lr_scale:g}" if cfg.copy_lr_scale != 1.0 else ""
-        tag += f"g{cfg.copy_long_gap}f{cfg.copy_long_fraction:g}" if cfg.copy_long_fraction else ""
         tag += f"lr{cfg.copy_lr:g}" if cfg.copy_lr != WarmStartConfig.copy_lr else ""
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
@@ -130,7 +121,7 @@ def _base_path(base: str) -> Path:
     return resolve_policy_path(BASE_SPECS.get(base, base))
 
 
-def _demonstrate(task: Any, tokenizer: Any, verifier: Any, max_candidates: int, check_suite: bool) -> Any:
+def _demonstrate(task: Any, tokenizer: Any, verifier: PatchVerifier, max_candidates: int, check_suite: bool) -> Any:
     """:func:`~swetrain.agent.scripted_repair.demonstrate`, with an error turned into a dropped task
     (one broken task never stops a search)."""
     from swetrain.agent.scripted_repair import Demonstration, demonstrate
@@ -142,7 +133,7 @@ def _demonstrate(task: Any, tokenizer: Any, verifier: Any, max_candidates: int, 
 
 
 def collect_demonstrations(
-    tasks: list[Any], tokenizer: Any, config: WarmStartConfig, progress: Any = None, verifier: Any = None
+    tasks: list[Any], tokenizer: Any, config: WarmStartConfig, progress: Any = None, verifier: PatchVerifier | None = None
 ) -> tuple[list[Any], dict[str, str]]:
     """Resolved demonstration trajectories of ``tasks`` (and why the others were dropped)."""
     if verifier is None:
@@ -197,7 +188,6 @@ def ship_warm_start(src: str | os.PathLike, dest: str | os.PathLike = SHIPPED_TI
     # no paths of the machine that built it
     info["base_path"] = os.path.basename(str(info.get("base_path", "")))
     info["demos_source"] = os.path.basename(str(info.get("demos_source", "")))
-    info.get("config", {})["snapshot_dir"] = None
     (tmp / "warmstart.json").write_text(json.dumps(info, indent=2) + "\n")
     if dest.exists():
         shutil.rmtree(dest)
@@ -368,7 +358,6 @@ def ensure_warm_start(
 ) -> Path:
     """The cached SFT warm start of ``base`` ("tiny" or "smollm2"), built on first use."""
     import fcntl
-    import random
 
     cfg = config or PRESET_CONFIGS[base]
     out = warm_start_path(base, cfg)
@@ -418,8 +407,7 @@ def _drill_samples(tokenizer: Any, n: int, seed: int) -> list[Any]:
 
 def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[dict[str, Any] | None, list[Any]]:
     """Copy-pretrain ``trainer.model`` in place (``cfg.copy_steps``; figures, or None when 0) and
-    build the ``cfg.copy_mix`` repeated-code SFT samples; with ``cfg.copy_lr_scale`` != 1, set the
-    SFT learning-rate multiplier of the copy-pretrained attention."""
+    build the ``cfg.copy_mix`` repeated-code SFT samples."""
     from swetrain.recipes.tiny.copy_pretrain import (
         CopyPretrainConfig,
         code_corpus,
@@ -429,7 +417,7 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[d
     )
 
     ccfg = CopyPretrainConfig(steps=max(cfg.copy_steps, 1), easy_steps=max(cfg.copy_easy_steps, 1), seed=cfg.seed,
-                              long_gap=cfg.copy_long_gap, long_fraction=cfg.copy_long_fraction, lr=cfg.copy_lr)
+                              lr=cfg.copy_lr)
     code = code_corpus(trainer.tokenizer)
     stats: dict[str, Any] | None = None
     if cfg.copy_steps:
@@ -441,12 +429,7 @@ def _copy_pretrain(trainer: Any, cfg: WarmStartConfig, progress: Any) -> tuple[d
 
         _, stats = copy_pretrained(trainer.model, ccfg, code, on_step)
         stats["induction_accuracy"] = induction_accuracy(trainer.model)
-        if cfg.copy_long_gap:
-            stats["induction_accuracy_far"] = induction_accuracy(trainer.model, min_gap=cfg.copy_long_gap // 2, max_gap=cfg.copy_long_gap)
         log.info("copy pretraining: %s", stats)
-        if cfg.copy_lr_scale != 1.0:  # SFT then trains the copy-pretrained attention at this multiplier
-            shallow = "|".join(str(i) for i in range(ccfg.start_layers))
-            trainer.config = replace(trainer.config, lr_scales=((rf"layers\.({shallow})\.self_attn\.", cfg.copy_lr_scale),))
     return stats, copy_samples(code, cfg.copy_mix, ccfg, seed=cfg.seed)
 
 
@@ -509,12 +492,6 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     def on_step(step: int, total: int, metrics: dict[str, float]) -> None:
         if progress:
             progress.update(bar, total=total, completed=step, description=f"SFT {base} loss {metrics['loss']:.3f}")
-        parts = cfg.epochs if not cfg.drills else 8  # one mixed pass: 8 snapshots
-        per_epoch = max(1, round(total / parts))
-        if cfg.snapshot_dir and (step % per_epoch == 0 or step == total):
-            epoch = min(parts, -(-step // per_epoch))
-            trainer.save(Path(cfg.snapshot_dir) / f"epoch-{epoch}")
-            log.info("SFT %s step %d/%d loss %.4f: snapshot epoch-%d", base, step, total, metrics["loss"], epoch)
 
     t1 = time.monotonic()
     last = trainer.train(samples, on_step)

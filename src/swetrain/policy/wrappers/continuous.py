@@ -1,7 +1,7 @@
 """``ContinuousBatchingPolicy``: rows join and leave one running batch at every decode step.
 
 Agent chains alternate between generating a turn and running tools, so their ``generate`` calls
-arrive at different times. ``rollout.batching.BatchingPolicy`` runs the calls that arrive together
+arrive at different times. :class:`~swetrain.policy.wrappers.batching.BatchingPolicy` runs the calls that arrive together
 as one ``generate``: that batch runs until its longest row ends, and a call that arrives meanwhile
 waits for all of it. On CPU a decode step of a small model costs about the same for 1 row and for
 8 (per-operator overhead, not arithmetic: docs/policy.md), so what pays is keeping every chain
@@ -34,18 +34,18 @@ This wrapper does that for a local :class:`~swetrain.policy.hf.HFPolicy` without
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from swetrain.policy.base import Generation, GenerationConfig, PolicyProxy
+from swetrain.policy.base import Generation, GenerationConfig
 from swetrain.policy.hf import HFPolicy, kv_cache_of, sample_next
+from swetrain.policy.wrappers.base import PolicyWrapper
 
 
 def supports_continuous(policy: Any) -> bool:
     """Whether ``policy`` can run under :class:`ContinuousBatchingPolicy` (an ``HFPolicy`` whose
     KV cache is a plain per-layer key/value cache)."""
-    return isinstance(policy, HFPolicy) and policy.prefix_cache.max_tokens > 0 and policy._rows_cacheable()
+    return isinstance(policy, HFPolicy) and policy.prefix_cache.max_tokens > 0 and policy.rows_cacheable()
 
 
 @dataclass
@@ -79,10 +79,10 @@ class _Row:
             self.reason = "length"
 
 
-class ContinuousBatchingPolicy(PolicyProxy):
+class ContinuousBatchingPolicy(PolicyWrapper):
     """A thread-safe ``HFPolicy`` whose concurrent calls share one running batch (module docstring)."""
 
-    thread_safe = True
+    mode = "continuous"
 
     def __init__(self, policy: HFPolicy, *, max_batch: int = 8) -> None:
         if max_batch < 1:
@@ -92,19 +92,19 @@ class ContinuousBatchingPolicy(PolicyProxy):
                             "key/value cache and the prefix cache on")
         super().__init__(policy)
         self.max_batch = max_batch
-        self._cond = threading.Condition()
         self._queue: list[_Request] = []
         self._rows: list[_Row] = []
         self._cache: Any = None  # the running batch's KV cache, rows left-padded to one width
         self._mask: Any = None  # [rows, width] attention mask of that cache
-        self._busy = False  # a caller drives the batch, or score / sync_weights runs
-        self._exclusive_waiting = 0
         # calls, decode steps, row-tokens sampled, most rows in one step (for reports and benches)
         self.stats = {"calls": 0, "steps": 0, "row_tokens": 0, "max_rows": 0, "joins": 0}
 
-    @property
-    def policy(self) -> HFPolicy:
-        return self._policy
+    def batch_stats(self) -> dict[str, float]:
+        """``stats`` with the rows per decode step (how full the running batch was); empty before
+        the first step."""
+        if not self.stats["steps"]:
+            return {}
+        return {**self.stats, "prompts_per_call": self.stats["row_tokens"] / self.stats["steps"]}
 
     # ------------------------------------------------------------------ generate
     def generate(self, prompts: list[list[int]], config: GenerationConfig | None = None) -> list[Generation]:
@@ -161,7 +161,7 @@ class ContinuousBatchingPolicy(PolicyProxy):
         """Admit ``admitted``, then one decode step for every row; rows that end are handed out."""
         policy = self._policy
         try:
-            with policy._torch.inference_mode():
+            with policy.torch_module.inference_mode():
                 if admitted:
                     self._join(admitted)
                 if self._rows:
@@ -175,10 +175,10 @@ class ContinuousBatchingPolicy(PolicyProxy):
 
     def _join(self, requests: list[_Request]) -> None:
         policy = self._policy
-        torch = policy._torch
+        torch = policy.torch_module
         prompts = [r.prompt for r in requests]
-        ids, mask, positions, merged = policy._batched_prompt(prompts)
-        out = policy._forward_prompt(ids, mask, positions, **({policy._cache_arg: merged} if merged is not None else {}))
+        ids, mask, positions, merged = policy.batched_prompt(prompts)
+        out = policy.forward_prompt(ids, mask, positions, **({policy.cache_arg: merged} if merged is not None else {}))
         cache = kv_cache_of(out)
         rows = [_Row(r, policy.generator(r.seed), policy.token_limit(r.prompt, r.config), policy.stop_ids(r.config),
                      len(r.prompt)) for r in requests]
@@ -206,19 +206,19 @@ class ContinuousBatchingPolicy(PolicyProxy):
         for old, new in zip(self._cache.layers, cache.layers):
             layers.append(tuple(torch.cat([_left_pad(a, width), _left_pad(b, width)], dim=0)
                                 for a, b in ((old.keys, new.keys), (old.values, new.values))))
-        self._cache = policy._cache_from(layers)
+        self._cache = policy.cache_from(layers)
         self._mask = torch.cat([_left_pad(self._mask, width), _left_pad(mask, width)], dim=0)
         self._rows = self._rows + rows
 
     def _decode(self) -> None:
         policy = self._policy
-        torch = policy._torch
+        torch = policy.torch_module
         rows = self._rows
         feed = torch.tensor([[row.ids[-1]] for row in rows], device=policy.device)
         positions = torch.tensor([[row.length] for row in rows], device=policy.device)
         self._mask = torch.cat([self._mask, self._mask.new_ones((len(rows), 1))], dim=1)
         out = policy.model(input_ids=feed, attention_mask=self._mask, position_ids=positions, use_cache=True,
-                           **{policy._cache_arg: self._cache})
+                           **{policy.cache_arg: self._cache})
         self._cache = kv_cache_of(out)
         config = rows[0].request.config
         tokens, lps = sample_next(out.logits[:, -1, :].float(), config.temperature, config.top_p,
@@ -254,32 +254,14 @@ class ContinuousBatchingPolicy(PolicyProxy):
             policy.store_row(row.request.prompt + row.ids[:-1], cache, index, row_mask)
         except Exception:  # noqa: BLE001 - a lost cache entry only costs a re-encode
             pass
-        result = policy._generation(row.ids, row.logprobs, row.reason or "length")
+        result = policy.to_generation(row.ids, row.logprobs, row.reason or "length")
         with self._cond:
             row.request.result, row.request.done = result, True
 
-    # ------------------------------------------------------------------ the rest, alone on the model
-    def _exclusive(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        with self._cond:
-            self._exclusive_waiting += 1
-            try:
-                while self._busy or self._rows:
-                    self._cond.wait()
-                self._busy = True
-            finally:
-                self._exclusive_waiting -= 1
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            with self._cond:
-                self._busy = False
-                self._cond.notify_all()
-
-    def score(self, sequences: list[list[int]], starts: list[int] | None = None, **kwargs: Any) -> list[list[float]]:
-        return self._exclusive(self._policy.score, sequences, starts, **kwargs)
-
-    def sync_weights(self, state_dict: Any) -> None:
-        self._exclusive(self._policy.sync_weights, state_dict)
+    # ------------------------------------------------------------------ score / sync_weights
+    def _model_free(self) -> bool:
+        """Alone on the model once no caller drives the batch and it is empty."""
+        return not (self._busy or self._rows)
 
 
 def _left_pad(tensor: Any, width: int) -> Any:
