@@ -50,7 +50,7 @@ def test_packaged_cards_carry_index_metadata_with_its_source() -> None:
     table = read_cards_file(PACKAGED_CARDS)
     with_pkg = [c for c in table.values() if c is not None and c.package]
     assert len(with_pkg) >= 100
-    assert all("+pypi:" in c.source or "+npm:" in c.source or c.source.startswith(("pypi:", "npm:")) for c in with_pkg)
+    assert all(any(f"{pre}:" in c.source for pre in ("pypi", "npm", "debian")) for c in with_pkg)
     assert any(c.topics() for c in with_pkg)
 
 
@@ -72,3 +72,16 @@ def test_repository_kinds_pull_a_card_towards_their_family(taxonomy, embedder, t
     assert fams[int(np.argmax(rule))] == "lang_runtime"
     feat._kind_protos = {}  # the same channel without any repository kinds
     assert feat._card_channels([ev])[0, 1 + fams.index("lang_runtime")] < rule[fams.index("lang_runtime")]
+
+
+def test_debian_stanza_becomes_package_metadata() -> None:
+    from swetrain.label.package_meta import from_debian, parse_debian
+
+    text = ("Package: libtinyjson-dev\nVersion: 3.0.1-1\nDepends: libc6 (>= 2.34), libtinyjson3 (= 3.0.1-1)\n"
+            "Homepage: https://github.com/acme/tinyjson\nDescription: Parsing JSON quickly (development)\n"
+            " This package contains the headers.\n .\n More prose.\n\nPackage: other\nVersion: 1\n")
+    fields = parse_debian(text)
+    assert fields["Package"] == "libtinyjson-dev" and fields["Version"] == "3.0.1-1"  # the first stanza only
+    package, deps = from_debian(fields)
+    assert package == {"name": "libtinyjson-dev", "summary": "Parsing JSON quickly (development)", "keywords": []}  # not the long prose
+    assert deps == ("libc6", "libtinyjson3") and names_repository(fields, "acme/tinyjson")

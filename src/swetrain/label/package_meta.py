@@ -4,8 +4,9 @@ A repository on disk gives its card's package metadata from its manifests (``pyp
 ``package.json``, ... in :mod:`swetrain.label.cards`). For a repository that is not on disk, the same
 fields can come from the package index the project publishes to: the PyPI JSON document's ``info``
 (summary, keywords, ``Topic ::`` / ``Intended Audience ::`` / ``Environment ::`` / ``Framework ::``
-classifiers, ``requires_dist``) or the npm registry's package document (description, keywords,
-dependencies). This module turns such a document into card fields and checks that the package
+classifiers, ``requires_dist``), the npm registry's package document (description, keywords,
+dependencies), or, for other languages, the Debian archive's package stanza (``apt-cache show``:
+the one-line description, ``Homepage``, ``Depends``). This module turns such a document into card fields and checks that the package
 really is the repository's (its project URLs name the repository); it reads no network itself.
 ``tools/build_packaged_cards.py`` fetches the documents once to build the packaged cards file.
 """
@@ -61,9 +62,35 @@ def from_npm(doc: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
     return package, tuple(str(d).lower() for d in deps)[:DEPS_MAX]
 
 
+def parse_debian(text: str) -> dict[str, str]:
+    """The fields of the first stanza of ``apt-cache show`` output (continuation lines kept, one per line)."""
+    fields: dict[str, str] = {}
+    key = ""
+    for line in text.splitlines():
+        if not line.strip():
+            if fields:
+                break
+            continue
+        if line[0] in " \t" and key:
+            fields[key] += "\n" + line.strip()
+        elif ":" in line:
+            key, _, value = line.partition(":")
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def from_debian(fields: Mapping[str, str]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The card's ``package`` and ``dependencies`` from a Debian package stanza (:func:`parse_debian`):
+    the one-line description as the summary (the long one is the packager's prose, left out)."""
+    summary = str(fields.get("Description") or fields.get("Description-en") or "").split("\n")[0].strip()
+    package = {"name": str(fields.get("Package") or ""), "summary": summary, "keywords": []}
+    deps = [_DEP.match(d).group(1).lower() for d in str(fields.get("Depends") or "").split(",") if _DEP.match(d)]
+    return package, tuple(dict.fromkeys(deps))[:DEPS_MAX]
+
+
 def project_urls(doc: Mapping[str, Any]) -> str:
     """Every URL a PyPI ``info`` or npm document gives for the project, space-separated, lower case."""
-    urls: list[str] = [str(doc.get("home_page") or ""), str(doc.get("homepage") or "")]
+    urls: list[str] = [str(doc.get("home_page") or ""), str(doc.get("homepage") or ""), str(doc.get("Homepage") or "")]
     if isinstance(doc.get("project_urls"), Mapping):
         urls += [str(u) for u in doc["project_urls"].values()]
     repo = doc.get("repository")
