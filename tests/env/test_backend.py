@@ -65,3 +65,28 @@ def test_unknown_sandbox_names_the_choices():
         backend.open_workspace(object(), sandbox="nope")
     with pytest.raises(ValueError, match="is not one of"):
         backend.preflight("nope", [])
+
+
+class NoHostTrees(Workspace):
+    """The local backend seen as a remote one: no folders on this host (the Docker path of the hardening)."""
+
+    def host_trees(self) -> None:
+        return None
+
+
+@pytest.mark.parametrize("cls", [Workspace, NoHostTrees])
+def test_hardening_reads_the_workspace_through_the_interface(cls, task, tmp_path):
+    """``changed_paths`` and ``read_report`` use ``host_trees()`` when the backend has them and the
+    interface's commands and file reads when it has not: both see the same change and report."""
+    from swetrain.env.harden import ReportError, changed_paths, read_report
+
+    with cls.open(task, root=tmp_path / "ws", one_shot=True) as ws:
+        assert (ws.host_trees() is not None) == (cls is Workspace)
+        ws.write_file("calc/new_module.py", b"VALUE = 1\n")
+        ws.write_file("report.xml", b"<testsuite/>")
+        assert {"calc/new_module.py", "report.xml"} <= changed_paths(ws)
+        assert read_report(ws, "report.xml") == b"<testsuite/>"
+        with pytest.raises(ReportError, match="larger than 4 bytes"):
+            read_report(ws, "report.xml", max_bytes=4)
+        with pytest.raises(ReportError, match="no report"):
+            read_report(ws, "missing.xml")

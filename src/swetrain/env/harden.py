@@ -26,6 +26,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 
+from swetrain.env.interface import WorkspaceBackend
 from swetrain.env.protect import Violation, patch_files
 
 REPORT_MAX_BYTES = 32 << 20
@@ -52,7 +53,7 @@ SHADOWED = _stdlib_names() | HARNESS_MODULES
 
 
 # ------------------------------------------------------------------------ changed paths
-def changed_paths(ws) -> set[str] | None:
+def changed_paths(ws: WorkspaceBackend) -> set[str] | None:
     """Every path the patch created, changed or deleted, from the trees themselves (None: unknown).
 
     Local backend: the working copy compared with the pristine snapshot on the host (type, mode,
@@ -60,9 +61,9 @@ def changed_paths(ws) -> set[str] | None:
     ``.git/index``, which ``git apply --3way`` writes, is skipped). Docker: ``git status`` inside
     the container, untracked and ignored files included.
     """
-    work, pristine = getattr(ws, "path", None), getattr(ws, "pristine", None)
-    if isinstance(work, Path) and isinstance(pristine, Path):
-        return _compare_trees(work, pristine)
+    trees = ws.host_trees()
+    if trees is not None:
+        return _compare_trees(*trees)
     res = ws.run("git -c core.fsmonitor=false -c core.untrackedCache=false status --porcelain=v1 -z "
                  "--untracked-files=all --ignored=matching --no-renames", timeout=60)
     if res.returncode != 0 or res.timed_out:
@@ -250,13 +251,13 @@ def _open_nofollow(root: Path, rel: str) -> int:
         os.close(fd)
 
 
-def read_report(ws, rel: str, *, max_bytes: int = REPORT_MAX_BYTES, timeout_s: float = 20.0) -> bytes:
+def read_report(ws: WorkspaceBackend, rel: str, *, max_bytes: int = REPORT_MAX_BYTES, timeout_s: float = 20.0) -> bytes:
     """The report's bytes. Local: opened with O_NOFOLLOW on every component (O_NONBLOCK, so a FIFO
     never blocks), fstat-checked to be a regular file no larger than ``max_bytes`` *before* reading,
     read in a thread with a timeout. Docker: the backend's archive read (no links, regular files,
     size-limited). Raises ReportError."""
-    work = getattr(ws, "path", None)
-    if not isinstance(work, Path):
+    trees = ws.host_trees()
+    if trees is None:
         try:
             data = ws.read_file(rel)
         except FileNotFoundError:
@@ -271,7 +272,7 @@ def read_report(ws, rel: str, *, max_bytes: int = REPORT_MAX_BYTES, timeout_s: f
     def work_() -> None:
         try:
             try:
-                fd = _open_nofollow(work, rel)
+                fd = _open_nofollow(trees[0], rel)
             except FileNotFoundError:
                 raise ReportError(f"no report at {rel}", missing=True) from None
             except OSError as exc:  # ELOOP: a link; ENOTDIR: a link or file where a folder was

@@ -185,6 +185,12 @@ class WorkspaceBackend(abc.ABC):
     def base_reader(self) -> Reader:
         """The same over the task's initial state."""
 
+    def host_trees(self) -> tuple[Path, Path] | None:
+        """The working copy and the task's pristine initial tree as folders on this host, when the
+        backend keeps them here (the verifier's hardening then compares and opens files directly);
+        None (the default) when only commands and the file methods above reach them."""
+        return None
+
     # ------------------------------------------------------------------ lifetime
     def __enter__(self) -> WorkspaceBackend:
         return self

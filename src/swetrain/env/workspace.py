@@ -490,6 +490,9 @@ class Workspace(WorkspaceBackend):
     def base_reader(self) -> Reader:
         return tree_reader(self.pristine)
 
+    def host_trees(self) -> tuple[Path, Path]:
+        return self.path, self.pristine
+
     def _track(self, proc: subprocess.Popen) -> None:
         with self._lock:
             self._running = {p for p in self._running if p.poll() is None}
