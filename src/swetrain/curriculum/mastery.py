@@ -307,7 +307,7 @@ def estimate_mastery(
     chosen = (sampling or sampling_defaults("mastery")).override(**sampling_values)
     report, trajs = run_local(
         policy, tasks, out_dir, chains=rollouts, attempts=1, context_variant="none", seed=seed, workers=workers,
-        verifier=verifier, on_result=on_result, edit_match=edit_match, **chosen.run_kwargs(),
+        verifier=verifier, on_result=on_result, edit_match=edit_match, **chosen.sampling().model_dump(),
     )
     changes = update_from_trajectories(mastery, trajs, phase)
     return {**changes, "skipped": dict(report.skipped_tasks)}

@@ -195,7 +195,7 @@ def _run_seed(policy: Policy, tasks: list[Any], out: Path, protocol: EvalProtoco
         policy, tasks, out, chains=protocol.chains, attempts=protocol.attempts, context_variant=protocol.context,
         seed=seed, context_budget_tokens=protocol.context_budget, workers=protocol.workers, verifier=verifier,
         on_result=on_result, batch_generation=protocol.batch_generation, edit_match=protocol.edit_match,
-        **protocol.run_kwargs(),
+        **protocol.sampling().model_dump(),
     )
 
 

@@ -5,7 +5,8 @@ attempt (tokens per call, context, turns).
 section, the experts pipeline's ``sampling`` section and the evaluation protocol extend it (their
 keys stay flat: ``rollout.temperature=0.7``, ``sampling.top_k=20``, ``--temperature 0.7``), and
 mastery estimation takes one. The engine's :class:`~swetrain.rollout.chain_job.ChainJobConfig` is
-built from it (:meth:`SamplingConfig.episode_limits`, :meth:`SamplingConfig.run_kwargs`).
+built from it (:meth:`SamplingConfig.episode_limits`; ``sampling().model_dump()`` gives the
+keyword arguments of :func:`swetrain.rollout.engine.run_local`).
 
 Decoding seeds are not sampling settings: a run's seed is the caller's (``seed`` of a training
 recipe or of the experts pipeline, ``--seeds`` of ``swetrain eval``) and every attempt's generation
@@ -53,10 +54,6 @@ class SamplingConfig(Section):
 
         return EpisodeLimits(max_turns=self.max_turns, max_context_tokens=self.max_context_tokens,
                              max_tokens_per_call=self.max_new_tokens, **extra)
-
-    def run_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`swetrain.rollout.engine.run_local` for these settings."""
-        return self.sampling().model_dump()
 
 
 #: the field names of :class:`SamplingConfig`
