@@ -18,8 +18,9 @@ that a frame or the issue names. ``OLD`` must lie in the lines the grep shows.
 The search behind it (not shown in the demonstration) runs inside a real workspace of the task:
 candidate single-line edits inside those functions are the inverse-style rewrites of
 :mod:`swetrain.tasks.synth.mutate` (flip a comparison, shift a boundary, swap ``+``/``-``, invert an
-``if``, drop a ``not``, swap arguments / branches, ...) plus integer ``+-1`` and removing a
-``break``; each is written, the failing tests are re-run, and the first edit that makes them pass
+``if``, drop a ``not``, swap arguments / branches, ...) plus integer ``+-1``, removing a
+``break`` and undoing a one-keystroke typo of a repository name (:func:`typo_fixes`, the crash
+tier's NameError / AttributeError / unexpected keyword); each is written, the failing tests are re-run, and the first edit that makes them pass
 without breaking the rest of the suite wins.
 
 The demonstration is replayed through :func:`swetrain.agent.loop.run_episode` with a
@@ -33,6 +34,8 @@ import ast
 import json
 import re
 import shlex
+from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,6 +53,7 @@ _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+?)(?: - .*)?$", re.M)
 TRACEBACK_FRAME = re.compile(r"^(\S+\.py):(\d+): in (\w+)", re.M)
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass
@@ -208,8 +212,37 @@ def _line_variants(line: str) -> list[str]:
     return out
 
 
-def line_edits(source: str, path: str, lo: int, hi: int) -> list[tuple[int, str]]:
-    """(line, new line text) single-line rewrites inside lines [lo, hi] of ``source``."""
+def typo_fixes(line: str, vocabulary: Mapping[str, int]) -> list[str]:
+    """Rewrites of ``line`` that undo a one-keystroke typo, the inverse of the crash kinds: every
+    identifier of the line that occurs only once in the repository (``vocabulary``: name -> count,
+    :func:`vocabulary_of`) replaced by each repository name it is a typo of
+    (:func:`swetrain.tasks.synth.mutate.typo_candidates`: a letter dropped, doubled or transposed).
+    What a NameError / AttributeError / unexpected-keyword TypeError names is such an identifier,
+    so the search reaches the fix from the traceback alone."""
+    from swetrain.tasks.synth.mutate import typo_candidates
+
+    out: list[str] = []
+    for m in _IDENT.finditer(line):
+        tok = m.group(0)
+        if vocabulary.get(tok, 0) > 1:
+            continue
+        for name in sorted(vocabulary):
+            if abs(len(name) - len(tok)) <= 1 and name != tok and tok in typo_candidates(name):
+                fixed = line[: m.start()] + name + line[m.end() :]
+                if fixed not in out:
+                    out.append(fixed)
+    return out
+
+
+def vocabulary_of(tree: Any) -> Counter[str]:
+    """Identifier-like words of the repository's non-test Python files, with their counts."""
+    tree = _tree(tree)
+    return Counter(w for rel in _source_files(tree) for w in _IDENT.findall(tree.read(rel)))
+
+
+def line_edits(source: str, path: str, lo: int, hi: int, vocabulary: Mapping[str, int] | None = None) -> list[tuple[int, str]]:
+    """(line, new line text) single-line rewrites inside lines [lo, hi] of ``source``; with
+    ``vocabulary`` (:func:`vocabulary_of`) also the typo inverses of :func:`typo_fixes`."""
     from swetrain.tasks.synth.mutate import apply_site, enumerate_sites
 
     lines = source.splitlines()
@@ -234,7 +267,10 @@ def line_edits(source: str, path: str, lo: int, hi: int) -> list[tuple[int, str]
             seen.add(key)
             edits.append(key)
     for i in range(lo - 1, min(hi, len(lines))):
-        for variant in _line_variants(lines[i]):
+        variants = _line_variants(lines[i])
+        if vocabulary is not None:
+            variants += typo_fixes(lines[i], vocabulary)
+        for variant in variants:
             key = (i + 1, variant)
             if key not in seen:
                 seen.add(key)
@@ -423,12 +459,13 @@ def find_fix(
     if not failing:
         return None
     tried = 0
+    vocabulary = vocabulary_of(root)
     for path, name, lo, hi in _candidate_functions(root, shown, issue):
         if tried >= max_candidates:
             return None
         source = root.read(path)
         hi = min(hi, lo + GREP_AFTER)
-        edits = line_edits(source, path, lo, hi)
+        edits = line_edits(source, path, lo, hi, vocabulary)
         cited = [c for c in _cited_lines(shown, path) if lo <= c <= hi]
         if cited:
             edits.sort(key=lambda e: min(abs(e[0] - c) for c in cited))
