@@ -95,7 +95,8 @@ def test_demo_rows_retokenise_exactly_like_the_agent_loop(demos, tokenizer):
         assert sample.loss_mask == [int(m) for m in traj.assistant_mask]
 
 
-def test_shipped_demos_are_valid_train_split_demonstrations(tokenizer):
+@pytest.mark.parametrize("name", ["demos.jsonl", "demos_easy.jsonl"])
+def test_shipped_demos_are_valid_train_split_demonstrations(tokenizer, name):
     """The package's demonstrations file: train-split or pool tasks of train repositories only
     (never a held-out task), five valid tool calls each whose grep and edit copy what the agent
     saw, ending with a passing test run and ``finish``; every row tokenises."""
@@ -105,9 +106,15 @@ def test_shipped_demos_are_valid_train_split_demonstrations(tokenizer):
     from swetrain.tasks.builtin.build import HELDOUT_REPOS
     from swetrain.recipes.tiny.warmstart import DEMOS_FILE, demo_sample, load_demos
 
-    rows = load_demos(DEMOS_FILE)
-    splits = {t.instance_id: t.split for t in shipped_tasks()}
-    assert len(rows) >= 100
+    from swetrain.tasks.record import task_tier
+
+    path = DEMOS_FILE.with_name(name)
+    rows = load_demos(path)
+    tasks = {t.instance_id: t for t in shipped_tasks()}
+    splits = {i: t.split for i, t in tasks.items()}
+    assert len(rows) >= (100 if name == "demos.jsonl" else 60)
+    # the crash-tier file holds crash-tier tasks only (the standard file none of them)
+    assert {task_tier(tasks[r["instance_id"]]) for r in rows if r["instance_id"] in tasks} == {"standard" if name == "demos.jsonl" else "easy"}
     assert len({r["instance_id"] for r in rows}) == len(rows)
     fmt = ChatFormat(tokenizer)
     for row in rows:
@@ -127,4 +134,4 @@ def test_shipped_demos_are_valid_train_split_demonstrations(tokenizer):
         assert "passed" in tools[3] and "failed" not in tools[3]
         sample = demo_sample(row, fmt)
         assert 0 < sample.n_trainable < len(sample.token_ids) <= 4096
-    assert DEMOS_FILE.stat().st_size < 5_000_000
+    assert path.stat().st_size < 5_000_000

@@ -91,3 +91,23 @@ def test_small_preset_starts_from_the_wider_tiny_model():
     assert warm_start_path("tiny").name == warm_start_path("tiny", PRESET_CONFIGS["tiny"]).name  # tiny's key unchanged
     assert "lr" not in warm_start_path("tiny").name.split("-c")[-1]
     assert parse_policy_spec("small-sft").kind == "named"
+
+
+def test_crash_tier_preset_adds_every_easy_demo_under_its_own_key(tmp_path):
+    """``smollm2-easy``: SmolLM2 plus the crash-tier demonstrations, its own cache key and spec name;
+    ``easy_demos`` puts every crash-tier row before the seeded standard subset (tiny model, tiny budget)."""
+    from swetrain.policy.spec import parse_policy_spec
+    from swetrain.recipes.tiny.warmstart import (BASE_SPECS, DEMOS_EASY_FILE, PRESET_CONFIGS, WarmStartConfig, _build,
+                                                 load_demos, warm_start_path)
+
+    cfg = PRESET_CONFIGS["smollm2-easy"]
+    assert cfg.easy_demos and BASE_SPECS["smollm2-easy"] == "smollm2"
+    assert warm_start_path("smollm2-easy") != warm_start_path("smollm2")
+    assert warm_start_path("smollm2-easy").name.startswith("smollm2-easy-sft-")
+    assert parse_policy_spec("smollm2-easy-sft").kind == "named"
+    assert warm_start_path("tiny", WarmStartConfig()) != warm_start_path("tiny", WarmStartConfig(easy_demos=True))
+    n_easy = len(load_demos(DEMOS_EASY_FILE))
+    _build("tiny", WarmStartConfig(max_demos=1, epochs=1, lr=1e-3, batch_tokens=4096, easy_demos=True), tmp_path / "ws", None)
+    info = json.loads((tmp_path / "ws" / "warmstart.json").read_text())
+    assert info["demonstrations"] == n_easy + 1
+    assert (tmp_path / "ws" / "demos_easy.jsonl").read_bytes() == DEMOS_EASY_FILE.read_bytes()

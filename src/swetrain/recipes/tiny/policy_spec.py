@@ -8,7 +8,9 @@
 * ``tiny-sft-build``: always the locally built (cached) warm start, never the shipped one;
 * ``small-sft``: the same recipe on the wider ``small`` tiny preset (``data/small-sft`` when shipped,
   else built on first use and cached);
-* ``smollm2-sft``: the SFT warm start of SmolLM2-135M-Instruct (converted by the policy layer).
+* ``smollm2-sft``: the SFT warm start of SmolLM2-135M-Instruct (converted by the policy layer);
+* ``smollm2-easy-sft``: SmolLM2-135M-Instruct after one short pass over the crash-tier
+  demonstrations plus 40 standard ones (issue 31's rung: docs/agent.md).
 
 Any other spec (a folder, ``tiny``, ``smollm2``, ``hf:PATH``) resolves without this recipe:
 :func:`swetrain.policy.spec.resolve_policy_path`.
@@ -18,6 +20,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+NAMES = ("tiny-sft", "tiny-sft-build", "small-sft", "smollm2-sft", "smollm2-easy-sft")
 
 
 def named_checkpoint(name: str, *, progress: Any = False) -> Path:
@@ -30,6 +34,6 @@ def named_checkpoint(name: str, *, progress: Any = False) -> Path:
         shipped = shipped_warm_start(SHIPPED[base])
         if shipped is not None:
             return shipped
-    if name not in ("tiny-sft", "tiny-sft-build", "small-sft", "smollm2-sft"):
-        raise ValueError(f"policy {name!r}: not a named warm start (tiny-sft, tiny-sft-build, small-sft, smollm2-sft)")
+    if name not in NAMES:
+        raise ValueError(f"policy {name!r}: not a named warm start ({', '.join(NAMES)})")
     return ensure_warm_start(name.removesuffix("-build").removesuffix("-sft"), progress=progress)

@@ -66,6 +66,11 @@ class WarmStartConfig:
     # copy pretraining's learning rate: 3e-3 forms the tiny model's circuit in ~1,850 easy steps but
     # never formed the wider ``small`` model's in 4,000; 1e-3 formed it in ~600 (docs/training.md)
     copy_lr: float = 3e-3
+    # add every crash-tier demonstration (``data/demos_easy.jsonl``: NameError / AttributeError /
+    # unexpected keyword, fixed by undoing the typo the traceback names) before the seeded subset
+    easy_demos: bool = False
+    warmup_steps: int = 5
+    precision: str = "auto"  # SFT autocast: auto (fp32 on CPU) | bf16 | fp32
 
 
 PRESET_CONFIGS = {
@@ -85,11 +90,15 @@ PRESET_CONFIGS = {
     # then 250 drills + 24 demonstrations (~25 min): the first base to resolve a held-out task
     "smollm2": WarmStartConfig(max_demos=1000, epochs=1, lr=1e-4, batch_tokens=4096, micro_batch_tokens=4096,
                                stage2_drills=250, stage2_demos=24),
+    # the crash-tier rung (issue 31): SmolLM2-135M-Instruct, one pass over the 66 crash-tier
+    # demonstrations + 40 standard ones (~25 min on 2 cores at ~160 tokens/s)
+    "smollm2-easy": WarmStartConfig(max_demos=40, epochs=1, lr=1e-4, batch_tokens=4096, micro_batch_tokens=4096,
+                                    easy_demos=True, warmup_steps=4, precision="bf16"),
 }
 
 
 # the policy spec each warm-start base starts from (the name itself when absent)
-BASE_SPECS = {"small": "tiny:small"}
+BASE_SPECS = {"small": "tiny:small", "smollm2-easy": "smollm2"}
 
 
 def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
@@ -102,10 +111,15 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
     if cfg.copy_steps or cfg.copy_mix:
         tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != 4000 else "")
         tag += f"lr{cfg.copy_lr:g}" if cfg.copy_lr != WarmStartConfig.copy_lr else ""
+    if cfg.easy_demos or cfg.warmup_steps != 5 or cfg.precision != "auto":
+        tag += f"-w{cfg.warmup_steps}{cfg.precision}" + ("-easy" if cfg.easy_demos else "")
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
 
-        tag += "-shipped" + hashlib.sha1(DEMOS_FILE.read_bytes()).hexdigest()[:8]
+        digest = hashlib.sha1(DEMOS_FILE.read_bytes())
+        if cfg.easy_demos:
+            digest.update(DEMOS_EASY_FILE.read_bytes())
+        tag += "-shipped" + digest.hexdigest()[:8]
     if cfg.tasks_file:
         import hashlib
 
@@ -159,6 +173,8 @@ def collect_demonstrations(
 
 
 DEMOS_FILE = Path(__file__).resolve().parent / "data" / "demos.jsonl"
+#: The crash-tier demonstrations (``--regenerate --tier easy``), used by ``easy_demos`` presets.
+DEMOS_EASY_FILE = DEMOS_FILE.with_name("demos_easy.jsonl")
 #: The tiny warm start trained once offline from the shipped demonstrations (``--ship``), float16.
 SHIPPED_TINY = Path(__file__).resolve().parent / "data" / "tiny-sft"
 #: Where ``swetrain warmstart --base B --ship`` puts each shippable base's warm start.
@@ -223,6 +239,7 @@ def generate_demos(
     deadline_s: float | None = None,
     check_suite: bool = True,
     resume: bool = False,
+    tier: str | None = None,
     progress: Any = None,
 ) -> dict[str, Any]:
     """Search and check scripted repair demonstrations for the TRAIN split (plus the tasks of
@@ -231,7 +248,8 @@ def generate_demos(
     Each kept row was replayed through the real agent loop and resolved: by the verifier with
     ``verify``, otherwise by the whole test suite passing after the replay. Tasks are searched in a
     fixed shuffled order; with ``deadline_s`` the search stops starting new tasks after that many
-    seconds and keeps what it has. Rows are written sorted by instance id, and the reasons tasks
+    seconds and keeps what it has. With ``tier`` only train tasks of that tier
+    (:func:`swetrain.tasks.record.task_tier`: ``easy`` | ``standard``) are searched. Rows are written sorted by instance id, and the reasons tasks
     were dropped to ``<out>.dropped.json``; with ``resume`` the rows and drops of an earlier run
     into ``out`` are kept and those tasks are not searched again.
     Returns counts and the reasons tasks were dropped.
@@ -245,6 +263,10 @@ def generate_demos(
     from transformers import AutoTokenizer
 
     tasks = list(load_builtin(split="train", **({"path": tasks_file} if tasks_file else {})))
+    if tier is not None:
+        from swetrain.tasks.record import task_tier
+
+        tasks = [t for t in tasks if task_tier(t) == tier]
     if pool_file:
         from swetrain.recipes.tiny.demo_pool import load_pool
 
@@ -448,7 +470,8 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     base_path = _base_path(base)
     trainer = SFTTrainer.from_pretrained(
         base_path,
-        SFTConfig(epochs=cfg.epochs, lr=cfg.lr, batch_tokens=cfg.batch_tokens, micro_batch_tokens=cfg.micro_batch_tokens, seed=cfg.seed),
+        SFTConfig(epochs=cfg.epochs, lr=cfg.lr, batch_tokens=cfg.batch_tokens, micro_batch_tokens=cfg.micro_batch_tokens,
+                  seed=cfg.seed, warmup_steps=cfg.warmup_steps, precision=cfg.precision),
     )
     tmp = out.with_name(f".{out.name}.{os.getpid()}.building")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -460,6 +483,9 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
 
         all_rows = load_demos(DEMOS_FILE)
         rows = random.Random(cfg.seed).sample(all_rows, min(cfg.max_demos, len(all_rows)))  # a seeded subset
+        if cfg.easy_demos:
+            rows = load_demos(DEMOS_EASY_FILE) + rows
+            shutil.copy(DEMOS_EASY_FILE, tmp / DEMOS_EASY_FILE.name)
         fmt = ChatFormat(trainer.tokenizer)
         samples = [demo_sample(r, fmt) for r in rows]
         stage2_pool = [demo_sample(r, fmt) for r in all_rows] if cfg.stage2_drills else []
@@ -552,6 +578,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deadline", type=float, default=None, help="stop starting new searches after this many seconds")
     parser.add_argument("--fast-search", action="store_true", help="candidates re-run only the failing tests (the replay is still judged on the whole suite)")
     parser.add_argument("--resume", action="store_true", help="keep the rows/drops already in --out and search only the other tasks")
+    parser.add_argument("--tier", choices=("easy", "standard"), default=None, help="only train tasks of this tier (easy: data/demos_easy.jsonl)")
     args = parser.parse_args(argv)
     if not args.regenerate:
         parser.print_help()
@@ -563,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
     with bar:
         info = generate_demos(args.out, workers=args.workers, max_candidates=args.max_candidates, pool_file=args.pool,
                               verify=not args.no_verify, deadline_s=args.deadline, check_suite=not args.fast_search,
-                              resume=args.resume, progress=bar)
+                              resume=args.resume, tier=args.tier, progress=bar)
     print(json.dumps({k: v for k, v in info.items() if k != "dropped"}))
     return 0
 
