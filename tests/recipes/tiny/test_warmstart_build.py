@@ -111,3 +111,13 @@ def test_crash_tier_preset_adds_every_easy_demo_under_its_own_key(tmp_path):
     info = json.loads((tmp_path / "ws" / "warmstart.json").read_text())
     assert info["demonstrations"] == n_easy + 1
     assert (tmp_path / "ws" / "demos_easy.jsonl").read_bytes() == DEMOS_EASY_FILE.read_bytes()
+
+
+def test_warmstart_cli_names_the_bases_on_a_bad_one():
+    from typer.testing import CliRunner
+
+    from swetrain.cli import app
+
+    res = CliRunner().invoke(app, ["warmstart", "--base", "smollm3"])
+    assert res.exit_code == 2
+    assert "'smollm3' is not a warm-start base" in res.output and "smollm2-easy" in res.output

@@ -14,15 +14,17 @@ def register(app: typer.Typer) -> None:
 
 
 def warmstart(
-    base: str = typer.Option("tiny", "--base", help="tiny | small | smollm2"),
+    base: str = typer.Option("tiny", "--base", help="tiny | small | smollm2 | smollm2-easy"),
     force: bool = typer.Option(False, "--force", help="rebuild even when cached"),
     ship: bool = typer.Option(False, "--ship", help="also copy the result into the package (what `tiny-sft` / `small-sft` load)"),
 ) -> None:
     """Build (or show) the cached SFT warm start of a base policy from scripted repair demos."""
     import json
 
-    from swetrain.recipes.tiny.warmstart import SHIPPED, ensure_warm_start, ship_warm_start, shipped_warm_start
+    from swetrain.recipes.tiny.warmstart import PRESET_CONFIGS, SHIPPED, ensure_warm_start, ship_warm_start, shipped_warm_start
 
+    if base not in PRESET_CONFIGS:
+        raise typer.BadParameter(f"{base!r} is not a warm-start base; choose one of {', '.join(PRESET_CONFIGS)}", param_hint="--base")
     if ship and base not in SHIPPED:
         raise typer.BadParameter(f"only the {' and '.join(SHIPPED)} warm starts are shipped", param_hint="--ship")
     shipped = shipped_warm_start(SHIPPED[base]) if base in SHIPPED else None
