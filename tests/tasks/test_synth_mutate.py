@@ -21,6 +21,7 @@ from swetrain.tasks.synth.mutate import (
     source_files,
     taken_names,
     typo_candidates,
+    typo_sources,
 )
 
 SAMPLE = '''
@@ -257,3 +258,14 @@ def test_typo_candidates_are_realistic_and_avoid_taken_names():
     assert make_typo("total", frozenset(), "a") == make_typo("total", frozenset(), "a")
     assert len({make_typo("celsius", frozenset(), str(i)) for i in range(20)}) > 3
     assert "len" in taken_names("x = 1") and "class" in taken_names("")
+
+
+def test_typo_sources_is_the_exact_inverse_of_typo_candidates():
+    vocabulary = sorted(set(taken_names(SAMPLE)) - set(dir(__builtins__)) | {"spl_it", "Total2", "celsius", "aab"})
+    for name in vocabulary:
+        for typo in typo_candidates(name):
+            assert name in typo_sources(typo), (name, typo)
+    typos = {t for n in vocabulary for t in typo_candidates(n)} | {"xyz", "totl", "a"}
+    for typo in typos:  # nothing else: each source really has the typo among its candidates
+        expected = sorted(n for n in vocabulary if typo in typo_candidates(n))
+        assert [n for n in typo_sources(typo) if n in vocabulary] == expected, typo

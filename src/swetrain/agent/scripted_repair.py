@@ -42,6 +42,7 @@ from typing import Any
 
 from swetrain.agent.format import tool_call_text
 from swetrain.agent.loop import PatchVerifier
+from swetrain.tasks.synth.mutate import IDENTIFIER, typo_sources
 
 TEST_CMD = "python -m pytest -q -x --tb=short -p no:cacheprovider 2>&1 | tail -n 25"
 #: Lines of a function the locating grep shows after its ``def`` line.
@@ -53,7 +54,6 @@ _FAILED = re.compile(r"^(?:FAILED|ERROR) (\S+?)(?: - .*)?$", re.M)
 TRACEBACK_FRAME = re.compile(r"^(\S+\.py):(\d+): in (\w+)", re.M)
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
 _INT = re.compile(r"(?<![\w.])(\d+)(?![\w.])")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass
@@ -216,18 +216,17 @@ def typo_fixes(line: str, vocabulary: Mapping[str, int]) -> list[str]:
     """Rewrites of ``line`` that undo a one-keystroke typo, the inverse of the crash kinds: every
     identifier of the line that occurs only once in the repository (``vocabulary``: name -> count,
     :func:`vocabulary_of`) replaced by each repository name it is a typo of
-    (:func:`swetrain.tasks.synth.mutate.typo_candidates`: a letter dropped, doubled or transposed).
+    (:func:`swetrain.tasks.synth.mutate.typo_sources`, the inverse of ``typo_candidates``: a letter
+    dropped, doubled or transposed).
     What a NameError / AttributeError / unexpected-keyword TypeError names is such an identifier,
     so the search reaches the fix from the traceback alone."""
-    from swetrain.tasks.synth.mutate import typo_candidates
-
     out: list[str] = []
-    for m in _IDENT.finditer(line):
+    for m in IDENTIFIER.finditer(line):
         tok = m.group(0)
         if vocabulary.get(tok, 0) > 1:
             continue
-        for name in sorted(vocabulary):
-            if abs(len(name) - len(tok)) <= 1 and name != tok and tok in typo_candidates(name):
+        for name in typo_sources(tok):
+            if name in vocabulary:
                 fixed = line[: m.start()] + name + line[m.end() :]
                 if fixed not in out:
                     out.append(fixed)
@@ -237,7 +236,7 @@ def typo_fixes(line: str, vocabulary: Mapping[str, int]) -> list[str]:
 def vocabulary_of(tree: Any) -> Counter[str]:
     """Identifier-like words of the repository's non-test Python files, with their counts."""
     tree = _tree(tree)
-    return Counter(w for rel in _source_files(tree) for w in _IDENT.findall(tree.read(rel)))
+    return Counter(w for rel in _source_files(tree) for w in IDENTIFIER.findall(tree.read(rel)))
 
 
 def line_edits(source: str, path: str, lo: int, hi: int, vocabulary: Mapping[str, int] | None = None) -> list[tuple[int, str]]:

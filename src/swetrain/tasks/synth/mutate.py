@@ -25,6 +25,7 @@ import hashlib
 import keyword
 import random
 import re
+import string
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -400,7 +401,7 @@ class _Mutator(cst.CSTTransformer):
 
 # ---- crash kinds ---------------------------------------------------------------------------------
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _RESERVED = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 _MIN_TYPO_NAME = 3  # shorter names have no realistic typo (and `i` -> `ii` reads as a rename)
 
@@ -408,7 +409,7 @@ _MIN_TYPO_NAME = 3  # shorter names have no realistic typo (and `i` -> `ii` read
 def taken_names(source: str) -> frozenset[str]:
     """Every identifier-like word of ``source`` (code, strings, comments) plus builtins and keywords:
     a typo must be none of these."""
-    return frozenset(_IDENT.findall(source)) | _RESERVED
+    return frozenset(IDENTIFIER.findall(source)) | _RESERVED
 
 
 def typo_candidates(name: str, taken: frozenset[str] | set[str] = frozenset()) -> list[str]:
@@ -428,6 +429,16 @@ def typo_candidates(name: str, taken: frozenset[str] | set[str] = frozenset()) -
             out.add(name[:i] + name[i + 1] + ch + name[i + 2:])
     return sorted(c for c in out if c != name and c.isidentifier() and c not in taken
                   and len(c.strip("_")) >= _MIN_TYPO_NAME)
+
+
+def typo_sources(typo: str) -> list[str]:
+    """The names ``typo`` can be a :func:`typo_candidates` typo of, sorted (the inverse: a letter put
+    back, an extra letter removed, a transposition undone), without scanning a vocabulary."""
+    letters = string.ascii_letters
+    out = {typo[:i] + typo[i + 1:] for i in range(1, len(typo))}
+    out |= {typo[:i] + ch + typo[i:] for i in range(1, len(typo) + 1) for ch in letters}
+    out |= {typo[:i] + typo[i + 1] + typo[i] + typo[i + 2:] for i in range(len(typo) - 1)}
+    return sorted(n for n in out if n != typo and typo in typo_candidates(n))
 
 
 def make_typo(name: str, taken: frozenset[str] | set[str], salt: str) -> str | None:
