@@ -109,9 +109,9 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
     if cfg.stage2_drills:
         tag += f"-t{cfg.stage2_drills}x{cfg.stage2_demos}s{cfg.stage2_seed}"
     if cfg.copy_steps or cfg.copy_mix:
-        tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != 4000 else "")
+        tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != WarmStartConfig.copy_easy_steps else "")
         tag += f"lr{cfg.copy_lr:g}" if cfg.copy_lr != WarmStartConfig.copy_lr else ""
-    if cfg.easy_demos or cfg.warmup_steps != 5 or cfg.precision != "auto":
+    if cfg.easy_demos or cfg.warmup_steps != WarmStartConfig.warmup_steps or cfg.precision != WarmStartConfig.precision:
         tag += f"-w{cfg.warmup_steps}{cfg.precision}" + ("-easy" if cfg.easy_demos else "")
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
