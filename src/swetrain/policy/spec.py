@@ -30,7 +30,7 @@ from urllib.parse import parse_qs
 
 SCHEMES = (
     "PATH (model folder)", "hf:PATH", "tiny", "tiny:<preset>", "tiny-sft", "tiny-sft-build", "small-sft", "smollm2",
-    "smollm2-sft", "smollm2-easy-sft", "openai:URL#model=NAME&tokenizer=PATH", "vllm:PATH", "scripted:NAME[:TOKENIZER]",
+    "smollm2-sft", "smollm2-easy-sft", "smollm2-easy-sft-build", "openai:URL#model=NAME&tokenizer=PATH", "vllm:PATH", "scripted:NAME[:TOKENIZER]",
     "scripted-repair[:SEED]",
 )
 #: Named local checkpoints -> "module:function(name, progress=...) -> Path" that builds/finds them.
@@ -40,6 +40,7 @@ NAMED = {
     "small-sft": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
     "smollm2-sft": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
     "smollm2-easy-sft": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
+    "smollm2-easy-sft-build": "swetrain.recipes.tiny.policy_spec:named_checkpoint",
 }
 KINDS = ("hf", "tiny", "smollm2", "named", "openai", "vllm", "scripted", "scripted-repair")
 LOCAL_MODEL_KINDS = ("hf", "tiny", "smollm2", "named", "vllm")

@@ -12,21 +12,29 @@ def register(app: typer.Typer) -> None:
     app.command("warmstart")(warmstart)
     app.command("quickstart")(quickstart)
 
+from swetrain.recipes.tiny.shipped_adapter import DEFAULT_RANK
+
+# what a build took here (docs/training.md, docs/agent.md)
+BUILD_TIME = {"tiny": "about 45 min", "small": "about 2 h", "smollm2": "about 55-80 min", "smollm2-easy": "about 30 min"}
+
 
 def warmstart(
     base: str = typer.Option("tiny", "--base", help="tiny | small | smollm2 | smollm2-easy"),
     force: bool = typer.Option(False, "--force", help="rebuild even when cached"),
-    ship: bool = typer.Option(False, "--ship", help="also copy the result into the package (what `tiny-sft` / `small-sft` load)"),
+    ship: bool = typer.Option(False, "--ship", help="also copy the result into the package (what `tiny-sft` / `small-sft` load; "
+                              "smollm2-easy: as a low-rank adapter over the base)"),
+    rank: int = typer.Option(DEFAULT_RANK, "--rank", min=1, help="adapter rank of a shipped pretrained-base warm start (smollm2-easy)"),
 ) -> None:
     """Build (or show) the cached SFT warm start of a base policy from scripted repair demos."""
     import json
 
+    from swetrain.recipes.tiny.shipped_adapter import SHIPPED_ADAPTERS, ship_adapter
     from swetrain.recipes.tiny.warmstart import PRESET_CONFIGS, SHIPPED, ensure_warm_start, ship_warm_start, shipped_warm_start
 
     if base not in PRESET_CONFIGS:
         raise typer.BadParameter(f"{base!r} is not a warm-start base; choose one of {', '.join(PRESET_CONFIGS)}", param_hint="--base")
-    if ship and base not in SHIPPED:
-        raise typer.BadParameter(f"only the {' and '.join(SHIPPED)} warm starts are shipped", param_hint="--ship")
+    if ship and base not in SHIPPED and base not in SHIPPED_ADAPTERS:
+        raise typer.BadParameter(f"only the {', '.join([*SHIPPED, *SHIPPED_ADAPTERS])} warm starts are shipped", param_hint="--ship")
     shipped = shipped_warm_start(SHIPPED[base]) if base in SHIPPED else None
     if shipped is not None and not force and not ship:  # `tiny-sft` ships: nothing to build
         info = json.loads((shipped / "warmstart.json").read_text())
@@ -35,9 +43,12 @@ def warmstart(
                    f"{info.get('nll_after', float('nan')):.3f}; pass --force to rebuild it (about 45 min for tiny, "
                    "2 h for small on 2 cores)")
         return
-    typer.echo(f"building the {base} warm start (tiny: about 45 min on 2 cores; Ctrl-C leaves nothing behind)", err=True)
+    typer.echo(f"building the {base} warm start ({BUILD_TIME.get(base, 'tens of minutes')} on 2 cores, unless cached; "
+               "Ctrl-C leaves nothing behind)", err=True)
     path = ensure_warm_start(base, progress=True, force=force)
-    if ship:
+    if ship and base in SHIPPED_ADAPTERS:
+        typer.echo(f"shipped as a rank-{rank} adapter to {ship_adapter(path, base, rank)}")
+    elif ship:
         typer.echo(f"shipped to {ship_warm_start(path, SHIPPED[base])}")
     info = json.loads((path / "warmstart.json").read_text())
     typer.echo(f"{path}\n{info['demonstrations']} demonstrations, NLL {info['nll_before']:.3f} -> {info['nll_after']:.3f}, "

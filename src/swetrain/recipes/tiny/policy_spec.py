@@ -10,7 +10,10 @@
   else built on first use and cached);
 * ``smollm2-sft``: the SFT warm start of SmolLM2-135M-Instruct (converted by the policy layer);
 * ``smollm2-easy-sft``: SmolLM2-135M-Instruct after one short pass over the crash-tier
-  demonstrations plus 40 standard ones (issue 31's rung: docs/agent.md).
+  demonstrations plus 40 standard ones (issue 31's rung: docs/agent.md). It ships as a low-rank
+  adapter (``data/smollm2-easy-sft.adapter``, :mod:`swetrain.recipes.tiny.shipped_adapter`) merged
+  into the converted base on first use; without it the SFT runs on first use and is cached;
+* ``smollm2-easy-sft-build``: always the full fine-tune built locally (cached), never the adapter.
 
 Any other spec (a folder, ``tiny``, ``smollm2``, ``hf:PATH``) resolves without this recipe:
 :func:`swetrain.policy.spec.resolve_policy_path`.
@@ -21,15 +24,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-NAMES = ("tiny-sft", "tiny-sft-build", "small-sft", "smollm2-sft", "smollm2-easy-sft")
+from swetrain.policy.spec import NAMED
+
+#: the names the policy layer resolves through this module (its ``NAMED`` table is the one list)
+NAMES = tuple(name for name, target in NAMED.items() if target.partition(":")[0] == __name__)
 
 
 def named_checkpoint(name: str, *, progress: Any = False) -> Path:
     """``tiny-sft`` / ``small-sft`` (the shipped warm start, else built), ``tiny-sft-build`` (always
     the locally built one) or ``smollm2-sft``: the SFT warm starts of :mod:`swetrain.recipes.tiny.warmstart`."""
+    from swetrain.recipes.tiny.shipped_adapter import adapter_warm_start
     from swetrain.recipes.tiny.warmstart import SHIPPED, ensure_warm_start, shipped_warm_start
 
     base = name.removesuffix("-sft")
+    merged = adapter_warm_start(base)  # a pretrained base's warm start shipped as an adapter
+    if merged is not None:
+        return merged
     if base in SHIPPED:
         shipped = shipped_warm_start(SHIPPED[base])
         if shipped is not None:

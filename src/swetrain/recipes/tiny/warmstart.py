@@ -127,7 +127,8 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
     return cache_dir("policies") / tag
 
 
-def _base_path(base: str) -> Path:
+def base_model_path(base: str) -> Path:
+    """The model folder the warm start of ``base`` starts from (converted or built on first use)."""
     from swetrain.policy.spec import resolve_policy_path
 
     if base not in PRESET_CONFIGS:
@@ -467,7 +468,7 @@ def _build(base: str, cfg: WarmStartConfig, out: Path, progress: Any) -> None:
     # rollout phase's 1 thread per process
     configure_torch_threads(update_threads())
     started = time.monotonic()
-    base_path = _base_path(base)
+    base_path = base_model_path(base)
     trainer = SFTTrainer.from_pretrained(
         base_path,
         SFTConfig(epochs=cfg.epochs, lr=cfg.lr, batch_tokens=cfg.batch_tokens, micro_batch_tokens=cfg.micro_batch_tokens,
