@@ -56,3 +56,35 @@ def test_eval_cli_that_stores_nothing_exits_1_and_says_why(tmp_path):
     why = res.stderr.strip().splitlines()[-1]
     assert why.startswith("evaluation: no trajectory stored in any seed") and "infra failure after 3 tries" in why
     assert not (out / "eval.json").exists()
+
+
+def test_eval_cli_dtype_runs_the_weights_in_bfloat16(tmp_path):
+    from swetrain.policy.tiny import ensure_tiny
+
+    task = make_bug_task(tmp_path / "bug", "index")
+    tasks_file = tmp_path / "bug" / "tasks.jsonl"
+    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    out = tmp_path / "eval"
+    args = ["eval", "--policy", str(ensure_tiny()), "--tasks", str(tasks_file), "--split", "", "--out", str(out),
+            "--attempts", "1", "--max-turns", "1", "--max-new-tokens", "8", "--dtype", "bfloat16", "--json"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    info = json.loads((out / "eval.json").read_text())
+    assert info["dtype"] == "bfloat16" and info["generated_tokens"]
+
+
+def test_eval_cli_dtype_is_checked(tmp_path):
+    from swetrain.policy.tiny import ensure_tiny
+
+    task = make_bug_task(tmp_path / "bug", "index")
+    tasks_file = tmp_path / "bug" / "tasks.jsonl"
+    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    base = ["eval", "--tasks", str(tasks_file), "--split", "", "--out", str(tmp_path / "eval")]
+
+    def said(res) -> str:  # the error box's text on one line
+        return " ".join(res.output.replace("│", " ").split())
+
+    res = CliRunner().invoke(app, [*base, "--policy", "scripted-repair", "--dtype", "bfloat16"])
+    assert res.exit_code != 0 and "--dtype" in said(res) and "not a local model" in said(res)
+    res = CliRunner().invoke(app, [*base, "--policy", str(ensure_tiny()), "--dtype", "bfloat12"])
+    assert res.exit_code != 0 and "bfloat12" in said(res) and not (tmp_path / "eval" / "eval.json").exists()

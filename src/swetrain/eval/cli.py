@@ -77,6 +77,7 @@ def evaluate(
     edit_match: str = typer.Option("exact", "--edit-match", help="str_replace matching: exact (verbatim, R2E-Gym) | tolerant (docs/agent.md)"),
     as_json: bool = typer.Option(False, "--json", help="print the headline as one JSON line"),
     sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (the task's image)"),
+    dtype: str = typer.Option("auto", "--dtype", help="weights' dtype of a local model: auto (float32 on CPU, bfloat16 on CUDA) | float32 | bfloat16"),
 ) -> None:
     """Evaluate a policy with FC-SWE's protocol and write RUN_DIR/eval.json."""
     from rich.console import Console
@@ -104,8 +105,10 @@ def evaluate(
     from swetrain.env.cli import use_sandbox
 
     use_sandbox(sandbox, chosen)
-    built = build_policy(policy)
+    built = build_policy(policy, dtype)
     info = {"split": split, "tier": tier, "task_source": tasks, "task_sample_seed": seed, "limit": limit}
+    if getattr(built, "dtype", None) is not None:
+        info["dtype"] = str(built.dtype).removeprefix("torch.")
     if spec.is_local_model:
         info["policy_path"] = str(spec.model_path())
     console = Console(stderr=True)

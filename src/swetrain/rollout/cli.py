@@ -94,12 +94,21 @@ def policy_spec(spec: str):
         raise typer.BadParameter(str(exc), param_hint="--policy") from None
 
 
-def build_policy(spec: str):
-    """The policy ``--policy`` names, built now: a bad spec is a usage error, not a traceback mid-run."""
+def build_policy(spec: str, dtype: str | None = None):
+    """The policy ``--policy`` names, built now: a bad spec is a usage error, not a traceback mid-run.
+
+    ``dtype`` (``auto`` | ``float32`` | ``bfloat16`` | ...) sets the weights' dtype of a local model
+    (docs/policy.md, "bf16 generation on CPU"); other backends refuse a dtype other than auto."""
     parsed = policy_spec(spec)
+    kwargs = {}
+    if dtype not in (None, "auto"):
+        if not parsed.is_local_model:
+            raise typer.BadParameter(f"--dtype {dtype}: policy {spec!r} is not a local model (only model weights "
+                                     "run in a chosen dtype)", param_hint="--dtype")
+        kwargs["dtype"] = dtype
     try:
-        return parsed.build()
-    except (ValueError, FileNotFoundError) as exc:  # unknown scripted name, missing weights
+        return parsed.build(**kwargs)
+    except (ValueError, FileNotFoundError) as exc:  # unknown scripted name, missing weights, unknown dtype
         raise typer.BadParameter(str(exc), param_hint="--policy") from None
 
 
