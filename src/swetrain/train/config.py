@@ -91,6 +91,11 @@ class RolloutConfig(TrainingSamplingConfig):
     # what generates the rollouts: hf = transformers (HFPolicy; on CPU the very module being
     # trained), vllm = an in-process vLLM engine that gets the trainer's weights after each update
     generator: str = "hf"
+    # generator=hf: the rollout model's dtype. auto/float32 on a single CPU process = the very module
+    # being trained; bfloat16 = a bf16 copy synced after every update (AMX CPUs: ~3x prefill, ~2x
+    # batched decode; the behaviour log-probs are the copy's and truncated IS corrects the gap:
+    # docs/policy.md "bf16 generation on CPU")
+    hf_dtype: Literal["auto", "float32", "bfloat16"] = "auto"
     # workers > 1 (local backend): the chains' concurrent generate calls share the model -- with
     # hf one continuously batched decode (swetrain.policy.wrappers.continuous: rows join and leave at every
     # step, each keeps its prefix cache), with vllm batched calls (swetrain.policy.wrappers.BatchingPolicy;

@@ -165,7 +165,7 @@ class RLTrainer:
         self.teachers = self._load_teachers(AutoModelForCausalLM) if loss.needs_teachers else None
         # one CPU process: the update may use every core (nothing else runs then)
         self.single_cpu = self.device.type == "cpu" and not self.dist.fsdp
-        self.shared = self.single_cpu and cfg.rollout.generator == "hf"
+        self.shared = self.single_cpu and cfg.rollout.generator == "hf" and cfg.rollout.hf_dtype != "bfloat16"
         self.policy: Policy
         if cfg.rollout.generator == "vllm":
             # an in-process vLLM engine on the same starting weights; it gets the trainer's full
@@ -175,7 +175,7 @@ class RLTrainer:
             # CPU: the rollout policy runs the very module the trainer updates (sync = version bump)
             self.policy = HFPolicy(model=model, tokenizer=self.tokenizer, device=str(self.device), dtype=torch.float32)
         else:
-            self.policy = HFPolicy(self.policy_path, device=str(self.device))
+            self.policy = HFPolicy(self.policy_path, device=str(self.device), dtype=cfg.rollout.hf_dtype)
         self.model = dist.wrap(model, self.dist)
         opt = cfg.optim
         self.optimizer = torch.optim.AdamW(

@@ -228,7 +228,8 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
             return lambda result: progress.advance(task)
 
         t0 = time.monotonic()
-        base_policy = HFPolicy(base_path)
+        # the same weights' dtype as the RL rollouts (rollout.hf_dtype), so before and after compare like with like
+        base_policy = HFPolicy(base_path, dtype=config.rollout.hf_dtype)
         before = evaluate_policy(base_policy, heldout, out / "eval_before",
                                  on_result=bar("evaluate base policy (held-out)", len(heldout) * opts.eval_chains), **eval_kwargs)
         timings["eval_before_s"] = time.monotonic() - t0
