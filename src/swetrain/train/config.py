@@ -315,6 +315,8 @@ class TrainLoopConfig(Section):
     save_every: int = Field(default=5, ge=1)
     keep_checkpoints: int = Field(default=2, ge=1)
     precision: Literal["auto", "fp32", "bf16"] = "auto"  # auto: bf16 autocast on CUDA, fp32 on CPU
+    # train only the top N decoder blocks (+ final norm); null = every parameter (train/freeze.py)
+    trainable_layers: int | None = Field(default=None, ge=1)
     fsdp: Literal["auto", "off", "on"] = "auto"  # auto: FSDP only when torch.distributed has >1 rank
     device: str = "auto"  # auto: cuda if available else cpu
 

@@ -163,6 +163,12 @@ class RLTrainer:
             if self.device.type == "cuda":
                 self.ref_model = self.ref_model.to(torch.bfloat16)
         self.teachers = self._load_teachers(AutoModelForCausalLM) if loss.needs_teachers else None
+        if cfg.train.trainable_layers is not None:
+            if self.dist.fsdp:
+                raise ValueError("train.trainable_layers: not supported together with FSDP (train every parameter)")
+            from swetrain.train.freeze import train_top_layers
+
+            train_top_layers(model, cfg.train.trainable_layers)
         # one CPU process: the update may use every core (nothing else runs then)
         self.single_cpu = self.device.type == "cpu" and not self.dist.fsdp
         self.shared = self.single_cpu and cfg.rollout.generator == "hf" and cfg.rollout.hf_dtype != "bfloat16"
