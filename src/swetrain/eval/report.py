@@ -38,6 +38,11 @@ def plot_reward(metrics: list[dict[str, Any]], path: Path) -> Path:
     return path
 
 
+def _metric_label(metric: str) -> str:
+    """``resolved_at_2`` -> ``Resolved@2``; ``frontier_success`` -> ``RL set success``."""
+    return "RL set success" if metric == "frontier_success" else metric.replace("resolved_at_", "Resolved@")
+
+
 def plot_before_after(before: dict[str, float], after: dict[str, float], path: Path,
                       paired: list[dict[str, Any]] | None = None) -> Path:
     """Grouped bars (each labelled with its value, so a chart of zeros still reads) of Resolved@1,
@@ -70,7 +75,7 @@ def plot_before_after(before: dict[str, float], after: dict[str, float], path: P
         err = [[100 * (p["diff"] - p["ci_low"]) for p in ok], [100 * (p["ci_high"] - p["diff"]) for p in ok]]
         ax2.errorbar(range(len(ok)), ys, yerr=err, fmt="o", capsize=6)
         ax2.axhline(0, color="grey", lw=0.8)
-        ax2.set_xticks(range(len(ok)), [p["metric"].replace("resolved_at_", "Resolved@") for p in ok])
+        ax2.set_xticks(range(len(ok)), [_metric_label(p["metric"]) for p in ok])
         ax2.set_xlim(-0.6, len(ok) - 0.4)
         ax2.set_ylabel("after - before (points)")
         ax2.set_title("Paired difference, 95% CI")
@@ -96,6 +101,9 @@ def write_report(
     if metrics:
         plots.append(plot_reward(metrics, run_dir / "reward.png").name)
     paired = [p for p in (summary.get("paired_at_1"), summary.get("paired")) if p]
+    frontier = summary.get("frontier") or {}
+    if frontier.get("paired", {}).get("diff") is not None:
+        paired.append(frontier["paired"])
     plots.append(plot_before_after(before, after, run_dir / "resolved_before_after.png", paired or None).name)
     lines = [
         "# swetrain run report",
@@ -113,9 +121,15 @@ def write_report(
         b, a = before.get(key), after.get(key)
         delta = "" if b is None or a is None else f"{100 * (a - b):+.1f} pp"
         lines.append(f"| {label} | {_pct(b)} | {_pct(a)} | {delta} |")
+    for tier, t in (summary.get("per_tier") or {}).items():
+        lines.append(f"| Resolved@2, {tier} tier ({t['n_tasks']} tasks) | {_pct(t['before']['resolved_at_2'])} | "
+                     f"{_pct(t['after']['resolved_at_2'])} | {100 * (t['after']['resolved_at_2'] - t['before']['resolved_at_2']):+.1f} pp |")
+    if frontier.get("before") is not None:
+        lines.append(f"| RL set success (train, {len(frontier['tasks'])} tasks x {frontier['samples']} fresh attempts) | "
+                     f"{_pct(frontier['before'])} | {_pct(frontier['after'])} | {100 * (frontier['after'] - frontier['before']):+.1f} pp |")
     for p in paired:
         if p.get("diff") is not None:
-            lines.append(f"\nPaired {p['metric'].replace('resolved_at_', 'Resolved@')} after - before over {p['n_tasks']} tasks: "
+            lines.append(f"\nPaired {_metric_label(p['metric'])} after - before over {p['n_tasks']} tasks: "
                          f"{100 * p['diff']:+.1f} points, 95% bootstrap interval [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}]"
                          f" ({p.get('improved', '?')} tasks improved, {p.get('regressed', '?')} regressed).")
     lines += ["", "## Training", ""]

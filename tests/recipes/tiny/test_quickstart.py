@@ -19,7 +19,7 @@ def test_quickstart_tiny_schedule(tmp_path):
     summary = run_quickstart(
         QuickstartOptions(
             out=out, policy="tiny", steps=1, seed=0, eval_tasks=2, tasks_per_step=1, group=2, progress=False,
-            probe_tasks=2, probe_rollouts=1, rl_tasks=1,
+            probe_tasks=2, probe_rollouts=1, rl_tasks=1, frontier_samples=2,
             overrides=("rollout.max_turns=2", "rollout.max_new_tokens=16"),
         )
     )
@@ -45,6 +45,15 @@ def test_quickstart_tiny_schedule(tmp_path):
     report = (out / "report.md").read_text()
     assert "Paired Resolved@2 after - before over 2 tasks" in report and "no frontier" in report
     assert "within 2 attempts (rollout R@2)" in report
+    # the RL set before and after RL, with the same fresh seeds; per-tier held-out figures
+    frontier = on_disk["frontier"]
+    assert frontier["samples"] == 2 and frontier["tasks"] == selection["rl_tasks"] and frontier["fallback"]
+    assert 0.0 <= frontier["before"] <= 1.0 and frontier["paired"]["metric"] == "frontier_success"
+    assert (out / "frontier_before" / "eval.json").is_file() and (out / "frontier_after" / "eval.json").is_file()
+    seeds = [json.loads((out / f"frontier_{w}" / "eval.json").read_text())["seeds"] for w in ("before", "after")]
+    assert seeds[0] == seeds[1]
+    assert sum(t["n_tasks"] for t in on_disk["per_tier"].values()) == 2
+    assert "RL set success (train, 1 tasks x 2 fresh attempts)" in report and "Held-out target" in report
 
 
 def test_quickstart_refuses_a_foreign_out_folder(tmp_path):
@@ -144,3 +153,35 @@ def test_report_notes_say_the_verdict_and_the_curriculum_plainly():
     assert "No significant change" in notes and "[+0.0, +0.0] over 60 tasks" in notes
     assert "1 frontier task (0 < p̂ < 1) and 2 evidence tasks of 40 probed" in notes
     assert "resolved no held-out task" in notes
+
+
+def test_per_tier_and_frontier_figures_on_hand_made_results():
+    from types import SimpleNamespace
+
+    from swetrain.eval.evaluate import EvalResult
+    from swetrain.recipes.tiny.quickstart import _notes, frontier_figures, per_tier
+
+    def result(per_task):
+        return EvalResult(0, 0, 0, len(per_task), 1, 0, per_task=per_task)
+
+    tasks = [SimpleNamespace(instance_id=i, labels=labels) for i, labels in
+             (("e1", {"tier": "easy"}), ("e2", {"tier": "easy"}), ("s1", None))]
+    before = result({"e1": [[0.0, 0.0]], "e2": [[0.0, 1.0]], "s1": [[0.0, 0.0]]})
+    after = result({"e1": [[1.0, float("nan")]], "e2": [[1.0, float("nan")]], "s1": [[0.0, 0.0]]})
+    tiers = per_tier(before, after, tasks)
+    assert set(tiers) == {"easy", "standard"} and tiers["easy"]["n_tasks"] == 2 and tiers["standard"]["n_tasks"] == 1
+    assert tiers["easy"]["before"] == {"resolved_at_1": 0.0, "resolved_at_2": 0.5}
+    assert tiers["easy"]["after"] == {"resolved_at_1": 1.0, "resolved_at_2": 1.0}
+    assert tiers["easy"]["paired"]["diff"] == pytest.approx(0.5) and tiers["standard"]["paired"]["diff"] == 0.0
+    fb = result({"t1": [[0.0], [0.0], [1.0], [0.0]], "t2": [[0.0], [0.0], [0.0], [0.0]]})
+    fa = result({"t1": [[1.0], [1.0], [1.0], [0.0]], "t2": [[1.0], [0.0], [0.0], [0.0]]})
+    fr = frontier_figures(fb, fa, {"fallback": False}, samples=4, seed=0)
+    assert fr["before"] == pytest.approx(0.125) and fr["after"] == pytest.approx(0.5) and fr["tasks"] == ["t1", "t2"]
+    assert fr["paired"]["diff"] == pytest.approx(0.375) and fr["paired"]["ci_low"] > 0
+    summary = {"before": {"resolved_at_1": 0.0}, "total_s": 10.0, "timings_s": {}, "curriculum": {},
+               "paired": {"diff": 0.33, "ci_low": 0.0, "ci_high": 1.0, "n_tasks": 3, "improved": 1, "regressed": 0},
+               "per_tier": tiers, "frontier": fr}
+    notes = "\n".join(_notes(summary))
+    assert "RL set (train, 2 tasks x 4 fresh single attempts): success 12.5% -> 50.0%" in notes and "it improved" in notes
+    assert "Held-out easy tier (2 tasks): Resolved@2 50.0% -> 100.0%" in notes
+    assert "Held-out target (Resolved@2 +5 points or more, interval above 0): not met" in notes

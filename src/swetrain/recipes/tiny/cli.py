@@ -67,6 +67,7 @@ def quickstart(
     probe_tasks: int = typer.Option(None, "--probe-tasks", help="train tasks probed for the base's mastery (0: no curriculum) [24]"),
     probe_rollouts: int = typer.Option(None, "--probe-rollouts", help="single-attempt rollouts per probed task [2]"),
     rl_tasks: int = typer.Option(None, "--rl-tasks", help="size of the RL set chosen from the mastery frontier [8]"),
+    frontier_samples: int = typer.Option(None, "--frontier-samples", help="single attempts per RL-set task before and after RL, fresh seeds (0: skip) [4]"),
     tasks: Path = typer.Option(None, "--tasks", help="a built-in-format tasks.jsonl instead of the shipped suite"),
     overrides: list[str] = typer.Argument(None, help="extra fcswe recipe overrides key=value"),
     sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (--tasks from `swetrain env build-image`)"),
@@ -81,7 +82,7 @@ def quickstart(
     if profile not in PROFILES:
         raise typer.BadParameter(f"{profile!r} is not one of {', '.join(PROFILES)}", param_hint="--profile")
     given = dict(steps=steps, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step, group=group,
-                 probe_tasks=probe_tasks, probe_rollouts=probe_rollouts, rl_tasks=rl_tasks)
+                 probe_tasks=probe_tasks, probe_rollouts=probe_rollouts, rl_tasks=rl_tasks, frontier_samples=frontier_samples)
     sizes = {k: PROFILES[profile][k] if v is None else v for k, v in given.items()}
     console = Console()
     try:
@@ -116,4 +117,9 @@ def quickstart(
     if p["diff"] is not None:
         console.print(f"paired Resolved@2 after - before: {100 * p['diff']:+.1f} points, "
                       f"95% interval [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_tasks']} tasks")
+    fr = summary.get("frontier")
+    if fr and fr["paired"].get("diff") is not None:
+        fp = fr["paired"]
+        console.print(f"RL set (train, fresh seeds) success {100 * fr['before']:.1f}% -> {100 * fr['after']:.1f}%: paired "
+                      f"{100 * fp['diff']:+.1f} points, 95% interval [{100 * fp['ci_low']:+.1f}, {100 * fp['ci_high']:+.1f}]")
     console.print(f"report: {out / 'report.md'}   summary: {out / 'summary.json'}   ({summary['total_s']:.0f} s)")

@@ -67,6 +67,7 @@ class QuickstartOptions:
     probe_tasks: int = 24  # train tasks whose base mastery picks the RL set (0: no curriculum)
     probe_rollouts: int = 2
     rl_tasks: int = 8  # size of the RL set chosen by the frontier selection
+    frontier_samples: int = 4  # single attempts per RL-set task, before and after RL (fresh seeds; 0: skip)
     overrides: tuple[str, ...] = ()
     progress: bool = True
     tasks_file: Path | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
@@ -76,9 +77,9 @@ class QuickstartOptions:
 # ``smoke`` (~2-3 min on 2 cores) is what CI runs after a fresh install: every phase, small.
 PROFILES: dict[str, dict[str, int]] = {
     "default": {"steps": 4, "eval_tasks": 60, "tasks_per_step": 2, "group": 4, "probe_tasks": 24,
-                "probe_rollouts": 2, "rl_tasks": 8},
+                "probe_rollouts": 2, "rl_tasks": 8, "frontier_samples": 4},
     "smoke": {"steps": 1, "eval_tasks": 6, "tasks_per_step": 1, "group": 2, "probe_tasks": 4,
-              "probe_rollouts": 1, "rl_tasks": 2},
+              "probe_rollouts": 1, "rl_tasks": 2, "frontier_samples": 1},
 }
 
 
@@ -100,7 +101,7 @@ def _check_options(opts: QuickstartOptions) -> None:
     for name, value, low in (("--eval-tasks", opts.eval_tasks, 1), ("--steps", opts.steps, 1),
                              ("--tasks-per-step", opts.tasks_per_step, 1), ("--group", opts.group, 1),
                              ("--probe-tasks", opts.probe_tasks, 0), ("--probe-rollouts", opts.probe_rollouts, 1),
-                             ("--rl-tasks", opts.rl_tasks, 1)):
+                             ("--rl-tasks", opts.rl_tasks, 1), ("--frontier-samples", opts.frontier_samples, 0)):
         if not isinstance(value, int) or value < low:
             raise QuickstartError(f"{name}: must be an integer >= {low} (got {value!r})")
     if opts.tasks_file is not None and not Path(opts.tasks_file).is_file():
@@ -133,19 +134,51 @@ def task_scores(result: Any, k: int) -> dict[str, float]:
             for iid, chains in result.per_task.items() if chains}
 
 
-def paired_difference(before: Any, after: Any, k: int, seed: int = 0) -> dict[str, Any]:
-    """After - before Resolved@k over the tasks both evaluations scored, with a paired bootstrap
-    95% interval (:func:`swetrain.eval.metrics.paired_bootstrap`)."""
+def paired_difference(before: Any, after: Any, k: int, seed: int = 0, only: Any = None) -> dict[str, Any]:
+    """After - before Resolved@k over the tasks both evaluations scored (and in ``only`` when
+    given), with a paired bootstrap 95% interval (:func:`swetrain.eval.metrics.paired_bootstrap`)."""
     from swetrain.eval.metrics import paired_bootstrap
 
     b, a = task_scores(before, k), task_scores(after, k)
-    ids = sorted(set(a) & set(b))
+    ids = sorted(set(a) & set(b) & (set(only) if only is not None else set(a)))
     if not ids:
         return {"metric": f"resolved_at_{k}", "n_tasks": 0, "diff": None, "ci_low": None, "ci_high": None}
     ci = paired_bootstrap([a[i] for i in ids], [b[i] for i in ids], seed=seed)
     return {"metric": f"resolved_at_{k}", "n_tasks": len(ids), "diff": ci.mean_diff, "ci_low": ci.low,
             "ci_high": ci.high, "level": ci.level,
             "improved": sum(a[i] > b[i] for i in ids), "regressed": sum(a[i] < b[i] for i in ids)}
+
+
+def per_tier(before: Any, after: Any, tasks: list[Any], seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Held-out figures per difficulty tier (:func:`swetrain.tasks.record.task_tier`): the tier's
+    Resolved@1/@2 before and after over the tasks both evaluations scored, and the paired
+    differences with their intervals."""
+    from swetrain.tasks.record import task_tier
+
+    out: dict[str, dict[str, Any]] = {}
+    for tier in sorted({task_tier(t) for t in tasks}):
+        ids = {t.instance_id for t in tasks if task_tier(t) == tier}
+        at1, at2 = (paired_difference(before, after, k, seed, only=ids) for k in (1, 2))
+        if not at2["n_tasks"]:
+            continue
+        scored = sorted(ids & set(task_scores(before, 1)) & set(task_scores(after, 1)))
+        rate = lambda result, k: sum(task_scores(result, k)[i] for i in scored) / len(scored)  # noqa: E731
+        out[tier] = {"n_tasks": len(scored),
+                     "before": {"resolved_at_1": rate(before, 1), "resolved_at_2": rate(before, 2)},
+                     "after": {"resolved_at_1": rate(after, 1), "resolved_at_2": rate(after, 2)},
+                     "paired": at2, "paired_at_1": at1}
+    return out
+
+
+def frontier_figures(before: Any, after: Any, record: dict[str, Any], samples: int, seed: int) -> dict[str, Any]:
+    """The RL set's success rate (single attempts, the same fresh seeds before and after RL) and the
+    paired after - before difference: the reward curve's endpoints, measured outside training."""
+    paired = paired_difference(before, after, 1, seed)
+    scores_b, scores_a = task_scores(before, 1), task_scores(after, 1)
+    ids = sorted(set(scores_b) & set(scores_a))
+    mean = lambda scores: sum(scores[i] for i in ids) / len(ids) if ids else None  # noqa: E731
+    return {"tasks": ids, "samples": samples, "fallback": bool(record.get("fallback")), "seed": seed,
+            "before": mean(scores_b), "after": mean(scores_a), "paired": {**paired, "metric": "frontier_success"}}
 
 
 def select_rl_tasks(mastery: Any, probe: list[Any], rl_tasks: int, seed: int) -> tuple[list[Any], dict[str, Any]]:
@@ -249,6 +282,16 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
             rl_tasks, curriculum = select_rl_tasks(mastery, probe, opts.rl_tasks, opts.seed)
             (out / "curriculum" / "selection.json").write_text(json.dumps(curriculum, indent=1) + "\n")
         timings["curriculum_s"] = time.monotonic() - t0
+
+        # the RL set before training: single attempts with seeds neither the probe nor RL used
+        frontier_kwargs = dict(chains=opts.frontier_samples, attempts=1, context_variant="none",
+                               seed=opts.seed + 4242, **run_kwargs)
+        frontier_before = None
+        if opts.frontier_samples:
+            t0 = time.monotonic()
+            frontier_before = evaluate_policy(base_policy, rl_tasks, out / "frontier_before", on_result=bar(
+                "RL set before RL (train, fresh seeds)", len(rl_tasks) * opts.frontier_samples), **frontier_kwargs)
+            timings["frontier_before_s"] = time.monotonic() - t0
         del base_policy
 
         t0 = time.monotonic()
@@ -267,11 +310,21 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
                                 on_result=bar("evaluate trained policy (held-out)", len(heldout) * opts.eval_chains), **eval_kwargs)
         timings["eval_after_s"] = time.monotonic() - t0
 
-    return _write_summary(opts, out, config, base_path, trainer, before, after, curriculum, timings, started)
+        frontier = None
+        if frontier_before is not None:
+            t0 = time.monotonic()
+            frontier_after = evaluate_policy(trainer.policy, rl_tasks, out / "frontier_after", on_result=bar(
+                "RL set after RL (train, same fresh seeds)", len(rl_tasks) * opts.frontier_samples), **frontier_kwargs)
+            timings["frontier_after_s"] = time.monotonic() - t0
+            frontier = frontier_figures(frontier_before, frontier_after, curriculum, opts.frontier_samples, opts.seed)
+
+    return _write_summary(opts, out, config, base_path, trainer, before, after, curriculum, timings, started,
+                          frontier=frontier, tiers=per_tier(before, after, heldout, seed=opts.seed))
 
 
 def _write_summary(opts: QuickstartOptions, out: Path, config: Any, base_path: Path, trainer: Any, before: Any, after: Any,
-                   curriculum: dict[str, Any], timings: dict[str, float], started: float) -> dict[str, Any]:
+                   curriculum: dict[str, Any], timings: dict[str, float], started: float, *,
+                   frontier: dict[str, Any] | None = None, tiers: dict[str, Any] | None = None) -> dict[str, Any]:
     from swetrain.eval.report import write_report
     from swetrain.train.checkpoint import latest_checkpoint
     from swetrain.train.metrics import read_metrics
@@ -293,6 +346,10 @@ def _write_summary(opts: QuickstartOptions, out: Path, config: Any, base_path: P
         "eval_task_ids": sorted(before.per_task),
         "eval_chains": opts.eval_chains,
         "curriculum": {k: v for k, v in curriculum.items() if k != "p_hat"},
+        # the RL set (train) before vs after RL with fresh seeds: target (a) of issue 32
+        "frontier": frontier,
+        # held-out figures per difficulty tier (easy = crash tier, standard)
+        "per_tier": tiers or {},
         # infrastructure failures (never scored) apart from model failures (scored attempts, reward 0)
         "failures": {
             "eval_before": {"infra": before.infra_failures, "model": before.model_failures},
@@ -325,6 +382,25 @@ def _notes(summary: dict[str, Any]) -> list[str]:
         notes.append(f"{verdict} After - before = {100 * p['diff']:+.1f} points "
                      f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_tasks']} tasks "
                      f"({p['improved']} improved, {p['regressed']} regressed).")
+    tiers = summary.get("per_tier") or {}
+    for tier, t in tiers.items():
+        tp = t["paired"]
+        notes.append(f"Held-out {tier} tier ({t['n_tasks']} tasks): Resolved@2 {100 * t['before']['resolved_at_2']:.1f}% -> "
+                     f"{100 * t['after']['resolved_at_2']:.1f}%, paired {100 * tp['diff']:+.1f} points "
+                     f"[{100 * tp['ci_low']:+.1f}, {100 * tp['ci_high']:+.1f}].")
+    # issue 32's target (b): held-out Resolved@2 up >= 5 points with the interval above 0, overall or on the easy tier
+    met = [name for name, q in (("overall", p), *((f"{k} tier", v["paired"]) for k, v in tiers.items() if k == "easy"))
+           if q.get("diff") is not None and q["diff"] >= 0.05 and q["ci_low"] > 0]
+    notes.append(f"Held-out target (Resolved@2 +5 points or more, interval above 0): "
+                 f"{'met (' + ', '.join(met) + ')' if met else 'not met'}.")
+    fr = summary.get("frontier")
+    if fr and fr["paired"].get("diff") is not None:
+        fp = fr["paired"]
+        verdict = ("improved" if fp["ci_low"] > 0 else "got worse" if fp["ci_high"] < 0 else "did not change significantly")
+        notes.append(f"RL set (train, {len(fr['tasks'])} tasks x {fr['samples']} fresh single attempts): success "
+                     f"{100 * fr['before']:.1f}% -> {100 * fr['after']:.1f}%, paired {100 * fp['diff']:+.1f} points "
+                     f"[{100 * fp['ci_low']:+.1f}, {100 * fp['ci_high']:+.1f}]: it {verdict}"
+                     f"{' (no frontier: the base solved none of the probed tasks)' if fr['fallback'] else ''}.")
     if cur.get("probed"):
         if cur.get("fallback"):
             notes.append(f"Curriculum: the base solved none of the {cur['probed']} probed train tasks, so there was no "
