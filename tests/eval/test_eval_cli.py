@@ -16,13 +16,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "train"))
 from train_helpers import make_bug_task  # noqa: E402
 
 
+def bug_tasks_file(tmp_path: Path):
+    """One real bug task (a git repository under tmp_path/bug) and its tasks.jsonl."""
+    task = make_bug_task(tmp_path / "bug", "index")
+    tasks_file = tmp_path / "bug" / "tasks.jsonl"
+    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    return task, tasks_file
+
+
 @pytest.mark.slow
 def test_eval_cli_writes_metrics(tmp_path):
     from swetrain.policy.tiny import ensure_tiny
 
-    task = make_bug_task(tmp_path / "bug", "index")
-    tasks_file = tmp_path / "bug" / "tasks.jsonl"
-    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    task, tasks_file = bug_tasks_file(tmp_path)
     out = tmp_path / "eval"
     args = ["eval", "--policy", str(ensure_tiny()), "--tasks", str(tasks_file), "--split", "", "--out", str(out),
             "--max-turns", "2", "--max-new-tokens", "16", "--json"]
@@ -35,9 +41,7 @@ def test_eval_cli_writes_metrics(tmp_path):
 
 
 def test_eval_cli_names_a_bad_policy(tmp_path):
-    task = make_bug_task(tmp_path / "bug", "index")
-    tasks_file = tmp_path / "bug" / "tasks.jsonl"
-    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    task, tasks_file = bug_tasks_file(tmp_path)
     res = CliRunner().invoke(app, ["eval", "--policy", "no-such-model", "--tasks", str(tasks_file), "--split", ""])
     assert res.exit_code != 0 and "no-such-model" in res.output
 
@@ -45,9 +49,7 @@ def test_eval_cli_names_a_bad_policy(tmp_path):
 def test_eval_cli_that_stores_nothing_exits_1_and_says_why(tmp_path):
     from swetrain.policy.tiny import ensure_tiny
 
-    task = make_bug_task(tmp_path / "bug", "index")
-    tasks_file = tmp_path / "bug" / "tasks.jsonl"
-    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    task, tasks_file = bug_tasks_file(tmp_path)
     (tmp_path / "bug" / "repo").rename(tmp_path / "bug" / "moved")  # every workspace fails to start
     out = tmp_path / "eval"
     res = CliRunner().invoke(app, ["eval", "--policy", str(ensure_tiny()), "--tasks", str(tasks_file), "--split", "",
@@ -61,9 +63,7 @@ def test_eval_cli_that_stores_nothing_exits_1_and_says_why(tmp_path):
 def test_eval_cli_dtype_runs_the_weights_in_bfloat16(tmp_path):
     from swetrain.policy.tiny import ensure_tiny
 
-    task = make_bug_task(tmp_path / "bug", "index")
-    tasks_file = tmp_path / "bug" / "tasks.jsonl"
-    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    task, tasks_file = bug_tasks_file(tmp_path)
     out = tmp_path / "eval"
     args = ["eval", "--policy", str(ensure_tiny()), "--tasks", str(tasks_file), "--split", "", "--out", str(out),
             "--attempts", "1", "--max-turns", "1", "--max-new-tokens", "8", "--dtype", "bfloat16", "--json"]
@@ -76,9 +76,7 @@ def test_eval_cli_dtype_runs_the_weights_in_bfloat16(tmp_path):
 def test_eval_cli_dtype_is_checked(tmp_path):
     from swetrain.policy.tiny import ensure_tiny
 
-    task = make_bug_task(tmp_path / "bug", "index")
-    tasks_file = tmp_path / "bug" / "tasks.jsonl"
-    save_tasks([task.model_copy(update={"source": str(tmp_path / "bug" / "repo")})], tasks_file)
+    task, tasks_file = bug_tasks_file(tmp_path)
     base = ["eval", "--tasks", str(tasks_file), "--split", "", "--out", str(tmp_path / "eval")]
 
     def said(res) -> str:  # the error box's text on one line
