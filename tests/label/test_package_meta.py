@@ -6,7 +6,7 @@ import numpy as np
 
 from swetrain.label.adapters import Evidence
 from swetrain.label.cards import PACKAGED_CARDS, RepoCard, read_cards_file
-from swetrain.label.features import Featurizer, repository_kinds
+from swetrain.label.features import Featurizer, card_sentences, repository_kinds
 from swetrain.label.package_meta import from_npm, from_pypi, names_repository, with_package
 
 PYPI_INFO = {  # the shape of https://pypi.org/pypi/<name>/json's "info" (fields the card reads)
@@ -72,6 +72,37 @@ def test_repository_kinds_pull_a_card_towards_their_family(taxonomy, embedder, t
     assert fams[int(np.argmax(rule))] == "lang_runtime"
     feat._kind_protos = {}  # the same channel without any repository kinds
     assert feat._card_channels([ev])[0, 1 + fams.index("lang_runtime")] < rule[fams.index("lang_runtime")]
+
+
+def test_card_sentences_split_after_sentence_ends_and_line_breaks() -> None:
+    text = ("Welcome to Tubely! We are glad you found us and hope you enjoy using it every day.\n"
+            "Tubely is a command-line program to download videos from YouTube and many other sites. Thanks")
+    assert card_sentences(text) == ["We are glad you found us and hope you enjoy using it every day.",  # "Welcome to Tubely!": too short
+                                     "Tubely is a command-line program to download videos from YouTube and many other sites."]
+    assert len(card_sentences(" ".join(f"Sentence number {i} of a long README." for i in range(30)))) == 12
+
+
+def test_sentence_channel_finds_the_sentence_that_names_the_kind(taxonomy, embedder, tmp_path) -> None:
+    """A README whose one sentence says what the repository is, among generic ones: the sentence
+    channel (best single sentence vs the family's records and kinds) ranks desktop_gui first and
+    scores it higher than the whole-text rule channel, where the other sentences dilute it."""
+    from swetrain.label.learn import CARD_CHANNELS
+
+    feat = Featurizer(taxonomy, embedder=embedder, cache_dir=tmp_path)
+    text = ("Make something great. Widgetry is a toolkit for building native desktop GUI applications with windows, "
+            "buttons and menus. It is released under the MIT license and maintained by volunteers. Join our community "
+            "chat to ask questions and share what you built.")
+    card = RepoCard(repo="acme/widgetry", description=text)
+    ev = Evidence(kind="task", instance_id="acme__widgetry-1", repo="acme/widgetry", statement="button label is cut off", card=card)
+    fams = feat.domain_families
+    row = feat._card_channels([ev])[0]
+    channel = {ch: row[1 + i * len(fams) : 1 + (i + 1) * len(fams)] for i, ch in enumerate(CARD_CHANNELS)}
+    sent, rule = channel["card_zs_sent"], channel["card_zs_rule"]
+    gui = fams.index("desktop_gui")
+    assert fams[int(np.argmax(sent))] == "desktop_gui"
+    assert sent[gui] > rule[gui]
+    no_card = feat._card_channels([Evidence(kind="task", instance_id="acme__w-2", repo="acme/w", statement="button label is cut off")])[0]
+    assert no_card[0] == 0 and not no_card[1 + 3 * len(fams) :].any()  # no card: no sentences
 
 
 def test_debian_stanza_becomes_package_metadata() -> None:

@@ -21,7 +21,10 @@ Per instance (all derived from the :class:`Evidence`, nothing keyed on ids or re
   repository its ``repositories`` record names, one phrase each);
   ``card_zs_head.*`` (21), the same for "name: first 300 characters" (128 tokens) against the
   backend's label prototypes; ``card_sig.*`` (21), the decision-record signal scores with the card as
-  repository metadata (the heuristic backend's Domain scoring, no embedding).
+  repository metadata (the heuristic backend's Domain scoring, no embedding); ``card_zs_sent.*`` (21,
+  ``feat-v5``), the largest cosine similarity between any one sentence of ``RepoCard.about``
+  (:func:`card_sentences`, 64 tokens each) and the family's records and repository kinds (the rule
+  channel's records): a README whose one sentence names its kind is not averaged away by the rest.
 
 Each axis of the model uses a subset of the embedding blocks (``learn.AXIS_EXCLUDE``); the card
 channels feed the Domain L1 card model (``learn.CardDomainModel``).
@@ -32,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -44,13 +48,24 @@ from swetrain.label.learn import CARD_CHANNELS
 from swetrain.label.offline import CI_PATH, DEPLOY_PATH, DOC_PATH, PKG_PATH, OfflineBackend, module_key
 from swetrain.label.taxonomy import SCALE_DIMENSIONS, Taxonomy
 
-FEATURE_VERSION = "feat-v4"
+FEATURE_VERSION = "feat-v5"
 EMBEDDING_BLOCKS: tuple[str, ...] = ("emb_statement", "emb_change", "emb_title", "emb_issue")
 TITLE_TOKENS = 64
 ISSUE_TOKENS = 256
 ISSUE_CHARS = 1500
 CARD_TOKENS = 256
 CARD_HEAD_CHARS = 300
+SENTENCE_TOKENS = 64
+SENTENCE_MIN_CHARS = 20
+SENTENCE_MAX = 12
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def card_sentences(text: str) -> list[str]:
+    """The sentences of a card's text (split after ``.``/``!``/``?`` and at line breaks), those of more
+    than 20 characters, the first 12: each is compared with the decision records on its own."""
+    parts = (p.strip() for p in _SENTENCE_END.split(text))
+    return [p for p in parts if len(p) > SENTENCE_MIN_CHARS][:SENTENCE_MAX]
 
 
 def repository_kinds(text: str) -> list[str]:
@@ -171,7 +186,7 @@ class Featurizer:
         return self._kind_protos
 
     def _card_channels(self, evs: Sequence[Evidence]) -> np.ndarray:
-        """(n, 1 + 3 * 21): ``card.has`` and the card channels, in ``CARD_CHANNELS`` order (see the
+        """(n, 1 + 4 * 21): ``card.has`` and the card channels, in ``CARD_CHANNELS`` order (see the
         module docstring)."""
         fams = self.domain_families
         n_f = len(fams)
@@ -196,11 +211,17 @@ class Featurizer:
                                              kinds.get(f, no_kinds)]) for f in fams],
             "card_zs_head": [np.stack([v for k, v in protos.items() if k == f"domain:{f}" or k.startswith(f"domain:{f}.")]) for f in fams],
         }
+        sents = {i: card_sentences(evs[i].card.about()) for i in with_card}
+        uniq = sorted({t for ts in sents.values() for t in ts})
+        e_sent = dict(zip(uniq, self._encode_cached(uniq, SENTENCE_TOKENS, "card-sent"))) if uniq else {}
         for i in with_card:
             vec = {"card_zs_rule": e_full[evs[i].card.about()], "card_zs_head": e_head[self.card_head(evs[i])]}
             out[i, 0] = 1.0
             for ch, per_family in mats.items():
                 out[i, col[ch] : col[ch] + n_f] = [float((m @ vec[ch]).max()) for m in per_family]
+            if sents[i]:  # no sentence of more than 20 characters: 0 for every family (no evidence either way)
+                s_mat = np.stack([e_sent[t] for t in sents[i]])
+                out[i, col["card_zs_sent"] : col["card_zs_sent"] + n_f] = [float((m @ s_mat.T).max()) for m in mats["card_zs_rule"]]
         return out
 
     @staticmethod
