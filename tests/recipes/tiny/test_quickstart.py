@@ -177,11 +177,20 @@ def test_per_tier_and_frontier_figures_on_hand_made_results():
     fa = result({"t1": [[1.0], [1.0], [1.0], [0.0]], "t2": [[1.0], [0.0], [0.0], [0.0]]})
     fr = frontier_figures(fb, fa, {"fallback": False}, samples=4, seed=0)
     assert fr["before"] == pytest.approx(0.125) and fr["after"] == pytest.approx(0.5) and fr["tasks"] == ["t1", "t2"]
-    assert fr["paired"]["diff"] == pytest.approx(0.375) and fr["paired"]["ci_low"] > 0
+    # pairs are (task, sample): 3 of 8 went 0 -> 1, none 1 -> 0
+    p = fr["paired"]
+    assert (p["n_tasks"], p["n_pairs"], p["improved"], p["regressed"]) == (2, 8, 3, 0)
+    assert p["diff"] == pytest.approx(0.375) and 0 <= p["ci_low"] < 0.375 < p["ci_high"]
+    # two tasks that each gain one sample of six: the pairs' interval reaches 0, it does not sit on +16.7
+    fb6 = result({"a": [[1.0]] * 5 + [[0.0]], "b": [[1.0], [0.0], [1.0], [0.0], [1.0], [1.0]]})
+    fa6 = result({"a": [[1.0]] * 6, "b": [[1.0], [0.0], [1.0], [1.0], [1.0], [1.0]]})
+    p6 = frontier_figures(fb6, fa6, {}, samples=6, seed=0)["paired"]
+    assert p6["diff"] == pytest.approx(2 / 12) and p6["ci_low"] == 0.0 and p6["n_pairs"] == 12
     summary = {"before": {"resolved_at_1": 0.0}, "total_s": 10.0, "timings_s": {}, "curriculum": {},
                "paired": {"diff": 0.33, "ci_low": 0.0, "ci_high": 1.0, "n_tasks": 3, "improved": 1, "regressed": 0},
                "per_tier": tiers, "frontier": fr}
     notes = "\n".join(_notes(summary))
-    assert "RL set (train, 2 tasks x 4 fresh single attempts): success 12.5% -> 50.0%" in notes and "it improved" in notes
+    assert "RL set (train, 2 tasks x 4 fresh single attempts): success 12.5% -> 50.0%" in notes
+    assert "over 8 same-seed pairs (3 improved, 0 regressed)" in notes
     assert "Held-out easy tier (2 tasks): Resolved@2 50.0% -> 100.0%" in notes
     assert "Held-out target (Resolved@2 +5 points or more, interval above 0): not met" in notes

@@ -172,13 +172,28 @@ def per_tier(before: Any, after: Any, tasks: list[Any], seed: int = 0) -> dict[s
 
 def frontier_figures(before: Any, after: Any, record: dict[str, Any], samples: int, seed: int) -> dict[str, Any]:
     """The RL set's success rate (single attempts, the same fresh seeds before and after RL) and the
-    paired after - before difference: the reward curve's endpoints, measured outside training."""
-    paired = paired_difference(before, after, 1, seed)
-    scores_b, scores_a = task_scores(before, 1), task_scores(after, 1)
-    ids = sorted(set(scores_b) & set(scores_a))
-    mean = lambda scores: sum(scores[i] for i in ids) / len(ids) if ids else None  # noqa: E731
-    return {"tasks": ids, "samples": samples, "fallback": bool(record.get("fallback")), "seed": seed,
-            "before": mean(scores_b), "after": mean(scores_a), "paired": {**paired, "metric": "frontier_success"}}
+    paired after - before difference: the reward curve's endpoints, measured outside training.
+
+    Sample ``c`` of a task has the same decoding seed before and after, so the pairs are (task,
+    sample); the bootstrap resamples those pairs (samples of one task are not independent, so with
+    few tasks the interval is optimistic: ``n_tasks`` says how many there were)."""
+    from swetrain.eval.metrics import paired_bootstrap
+
+    pairs = []
+    for iid in sorted(set(before.per_task) & set(after.per_task)):
+        for b, a in zip(before.per_task[iid], after.per_task[iid]):
+            if b and a and b[0] == b[0] and a[0] == a[0]:  # both scored (NaN: never executed)
+                pairs.append((iid, float(b[0] == 1), float(a[0] == 1)))
+    tasks = sorted({iid for iid, _, _ in pairs})
+    paired: dict[str, Any] = {"metric": "frontier_success", "n_tasks": len(tasks), "n_pairs": len(pairs),
+                              "diff": None, "ci_low": None, "ci_high": None}
+    if pairs:
+        ci = paired_bootstrap([a for _, _, a in pairs], [b for _, b, _ in pairs], seed=seed)
+        paired.update(diff=ci.mean_diff, ci_low=ci.low, ci_high=ci.high, level=ci.level,
+                      improved=sum(a > b for _, b, a in pairs), regressed=sum(a < b for _, b, a in pairs))
+    mean = lambda k: sum(p[k] for p in pairs) / len(pairs) if pairs else None  # noqa: E731
+    return {"tasks": tasks, "samples": samples, "fallback": bool(record.get("fallback")), "seed": seed,
+            "before": mean(1), "after": mean(2), "paired": paired}
 
 
 def select_rl_tasks(mastery: Any, probe: list[Any], rl_tasks: int, seed: int) -> tuple[list[Any], dict[str, Any]]:
@@ -399,7 +414,8 @@ def _notes(summary: dict[str, Any]) -> list[str]:
         verdict = ("improved" if fp["ci_low"] > 0 else "got worse" if fp["ci_high"] < 0 else "did not change significantly")
         notes.append(f"RL set (train, {len(fr['tasks'])} tasks x {fr['samples']} fresh single attempts): success "
                      f"{100 * fr['before']:.1f}% -> {100 * fr['after']:.1f}%, paired {100 * fp['diff']:+.1f} points "
-                     f"[{100 * fp['ci_low']:+.1f}, {100 * fp['ci_high']:+.1f}]: it {verdict}"
+                     f"[{100 * fp['ci_low']:+.1f}, {100 * fp['ci_high']:+.1f}] over {fp['n_pairs']} same-seed pairs "
+                     f"({fp['improved']} improved, {fp['regressed']} regressed): it {verdict}"
                      f"{' (no frontier: the base solved none of the probed tasks)' if fr['fallback'] else ''}.")
     if cur.get("probed"):
         if cur.get("fallback"):
