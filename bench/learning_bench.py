@@ -19,6 +19,11 @@ arm), executed attempts per arm, and the paired bootstrap 95% interval of each a
 frontier that ``swetrain curriculum select`` writes from a mastery map (paper 000: RL on tasks the
 base solves sometimes); ``--curriculum N`` instead probes N train tasks with the base and trains on
 their frontier, as the quickstart does. ``--eval-on train`` also evaluates on the training tasks.
+
+From the SmolLM2 base with the CPU step levers (docs/training.md, "RL step levers"):
+
+    python bench/learning_bench.py --policy smollm2-easy-sft --tier easy --dtype bfloat16 \
+        --override train.precision=bf16 --override train.trainable_layers=8 --curriculum 24 --json
 """
 
 from __future__ import annotations
@@ -41,6 +46,12 @@ def _executed_attempts(run_dir: Path) -> int:
     return len(TrajectoryStore(run_dir).read()[0])
 
 
+def _in_tier(task, tier: str | None) -> bool:
+    from swetrain.tasks.record import task_tier
+
+    return tier is None or task_tier(task) == tier
+
+
 def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[str, float]]:
     from swetrain.eval.evaluate import evaluate_policy
     from swetrain.policy.hf import HFPolicy
@@ -50,7 +61,7 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     from swetrain.train.rl import RLTrainer
 
     base = resolve_policy_path(args.policy)
-    heldout = heldout_sample(args.eval_tasks, 0)  # the same held-out tasks for every seed and arm
+    heldout = [t for t in heldout_sample(10**6, 0) if _in_tier(t, args.tier)][: args.eval_tasks]  # the same for every seed and arm
     suites = {"heldout": heldout} if heldout else {}
     train_tasks = None
     if args.train_tasks:
@@ -78,7 +89,7 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
                         "feedback_minus_resample_at_2": fb.resolved_at_2 - rs.resolved_at_2,
                         "per_task_at_2": task_scores(fb, 2)}
 
-    base_policy = HFPolicy(base)
+    base_policy = HFPolicy(base, dtype=args.dtype)
     evaluate(base_policy, "base")
     if args.curriculum and train_tasks is None:
         import random
@@ -86,7 +97,7 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
         from swetrain.curriculum.mastery import MasteryMap, estimate_mastery
         from swetrain.recipes.tiny.quickstart import select_rl_tasks
 
-        probe = _suite("train", None)
+        probe = [t for t in _suite("train", None) if _in_tier(t, args.tier)]
         random.Random(seed).shuffle(probe)
         probe = probe[: args.curriculum]
         mastery = MasteryMap(policy=str(base))
@@ -98,7 +109,7 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     del base_policy
     common = [f"train.steps={args.steps}", f"train.save_every={args.steps}", f"seed={seed}",
               f"rollout.tasks_per_step={args.tasks_per_step}", "logging.progress=false", "logging.tensorboard=false",
-              *QUICKSTART_ROLLOUT]
+              *QUICKSTART_ROLLOUT, f"rollout.hf_dtype={args.dtype}", *args.override]
     budget = 0
     for name in ("fcswe", "grpo"):
         if name == "fcswe":
@@ -134,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rl-tasks", type=int, default=8, help="size of the --curriculum RL set")
     ap.add_argument("--eval-on", choices=["heldout", "train"], default="heldout",
                     help="train: also evaluate on the --train-tasks tasks")
+    ap.add_argument("--tier", default=None, help="only tasks of this tier (easy | standard), held-out and probed")
+    ap.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
+                    help="weights' dtype of the evaluations and the RL rollouts (rollout.hf_dtype)")
+    ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                    help="recipe override for both arms, repeatable (e.g. train.trainable_layers=8 train.precision=bf16)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     if args.eval_on == "train" and args.train_tasks is None:
