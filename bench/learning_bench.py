@@ -46,12 +46,6 @@ def _executed_attempts(run_dir: Path) -> int:
     return len(TrajectoryStore(run_dir).read()[0])
 
 
-def _in_tier(task, tier: str | None) -> bool:
-    from swetrain.tasks.record import task_tier
-
-    return tier is None or task_tier(task) == tier
-
-
 def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[str, float]]:
     from swetrain.eval.evaluate import evaluate_policy
     from swetrain.policy.hf import HFPolicy
@@ -61,7 +55,7 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     from swetrain.train.rl import RLTrainer
 
     base = resolve_policy_path(args.policy)
-    heldout = [t for t in heldout_sample(10**6, 0) if _in_tier(t, args.tier)][: args.eval_tasks]  # the same for every seed and arm
+    heldout = heldout_sample(args.eval_tasks, 0, tier=args.tier)  # the same held-out tasks for every seed and arm
     suites = {"heldout": heldout} if heldout else {}
     train_tasks = None
     if args.train_tasks:
@@ -96,8 +90,9 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
 
         from swetrain.curriculum.mastery import MasteryMap, estimate_mastery
         from swetrain.recipes.tiny.quickstart import select_rl_tasks
+        from swetrain.rollout.cli import filter_tier
 
-        probe = [t for t in _suite("train", None) if _in_tier(t, args.tier)]
+        probe = filter_tier(_suite("train", None), args.tier)
         random.Random(seed).shuffle(probe)
         probe = probe[: args.curriculum]
         mastery = MasteryMap(policy=str(base))

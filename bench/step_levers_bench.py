@@ -27,6 +27,7 @@ import json
 import math
 import os
 import time
+from pathlib import Path
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -39,7 +40,7 @@ def step_rows(data: str, rows: int):
     from swetrain.rollout.store import TrajectoryStore
 
     trajs = []
-    for store in sorted({p.parent.parent for p in __import__("pathlib").Path(data).rglob("trajectories/*.parquet")}):
+    for store in sorted({p.parent.parent for p in Path(data).rglob("trajectories/*.parquet")}):
         trajs += TrajectoryStore(store).read_all()
     if not trajs:
         raise SystemExit(f"--data {data}: no stored trajectories")

@@ -17,6 +17,7 @@ by default), then:
 from __future__ import annotations
 
 import json
+import math
 import logging
 import os
 import random
@@ -90,11 +91,14 @@ def _suite(split: str, tasks_file: Path | None) -> list[Any]:
     return sorted(load_builtin(split=split, **kwargs), key=lambda t: t.instance_id)
 
 
-def heldout_sample(n: int, seed: int, tasks_file: Path | None = None) -> list[Any]:
-    """The first ``n`` held-out tasks of a seeded shuffle of the suite (or of ``tasks_file``)."""
+def heldout_sample(n: int, seed: int, tasks_file: Path | None = None, tier: str | None = None) -> list[Any]:
+    """The first ``n`` held-out tasks (of ``tier`` when given) of a seeded shuffle of the suite (or
+    of ``tasks_file``)."""
+    from swetrain.tasks.record import task_tier
+
     tasks = _suite("heldout", tasks_file)
     random.Random(seed).shuffle(tasks)
-    return tasks[:n]
+    return [t for t in tasks if tier is None or task_tier(t) == tier][:n]
 
 
 def _check_options(opts: QuickstartOptions) -> None:
@@ -162,11 +166,11 @@ def per_tier(before: Any, after: Any, tasks: list[Any], seed: int = 0) -> dict[s
         if not at2["n_tasks"]:
             continue
         scored = sorted(ids & set(task_scores(before, 1)) & set(task_scores(after, 1)))
-        rate = lambda result, k: sum(task_scores(result, k)[i] for i in scored) / len(scored)  # noqa: E731
-        out[tier] = {"n_tasks": len(scored),
-                     "before": {"resolved_at_1": rate(before, 1), "resolved_at_2": rate(before, 2)},
-                     "after": {"resolved_at_1": rate(after, 1), "resolved_at_2": rate(after, 2)},
-                     "paired": at2, "paired_at_1": at1}
+
+        def rates(result: Any) -> dict[str, float]:
+            return {f"resolved_at_{k}": sum(task_scores(result, k)[i] for i in scored) / len(scored) for k in (1, 2)}
+
+        out[tier] = {"n_tasks": len(scored), "before": rates(before), "after": rates(after), "paired": at2, "paired_at_1": at1}
     return out
 
 
@@ -182,7 +186,7 @@ def frontier_figures(before: Any, after: Any, record: dict[str, Any], samples: i
     pairs = []
     for iid in sorted(set(before.per_task) & set(after.per_task)):
         for b, a in zip(before.per_task[iid], after.per_task[iid]):
-            if b and a and b[0] == b[0] and a[0] == a[0]:  # both scored (NaN: never executed)
+            if b and a and not (math.isnan(b[0]) or math.isnan(a[0])):  # both scored (NaN: never executed)
                 pairs.append((iid, float(b[0] == 1), float(a[0] == 1)))
     tasks = sorted({iid for iid, _, _ in pairs})
     paired: dict[str, Any] = {"metric": "frontier_success", "n_tasks": len(tasks), "n_pairs": len(pairs),
