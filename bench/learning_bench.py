@@ -19,6 +19,9 @@ arm), executed attempts per arm, and the paired bootstrap 95% interval of each a
 frontier that ``swetrain curriculum select`` writes from a mastery map (paper 000: RL on tasks the
 base solves sometimes); ``--curriculum N`` instead probes N train tasks with the base and trains on
 their frontier, as the quickstart does. ``--eval-on train`` also evaluates on the training tasks.
+``--frontier-samples N`` (with ``--curriculum``) scores the RL set before and after each arm with N
+single attempts per task under the same fresh seeds -- the quickstart's target (a), the reward
+curve's endpoints measured outside training -- and reports each arm's paired interval.
 
 From the SmolLM2 base with the CPU step levers (docs/training.md, "RL step levers"):
 
@@ -51,7 +54,7 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     from swetrain.policy.hf import HFPolicy
     from swetrain.train.config import load_config
     from swetrain.policy.spec import resolve_policy_path
-    from swetrain.recipes.tiny.quickstart import QUICKSTART_ROLLOUT, _suite, heldout_sample, task_scores
+    from swetrain.recipes.tiny.quickstart import QUICKSTART_ROLLOUT, _suite, frontier_figures, heldout_sample, task_scores
     from swetrain.train.rl import RLTrainer
 
     base = resolve_policy_path(args.policy)
@@ -101,6 +104,13 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
                          temperature=ro.temperature, workers=ro.workers)
         train_tasks, record = select_rl_tasks(mastery, probe, args.rl_tasks, seed)
         out["curriculum"] = {"probed": len(probe), "rl_tasks": len(train_tasks), "fallback": float(record["fallback"])}
+    frontier_before = None
+    frontier_kwargs = dict(chains=args.frontier_samples, attempts=1, context_variant="none", seed=seed + 4242,
+                           max_turns=ro.max_turns, max_new_tokens=ro.max_new_tokens,
+                           max_context_tokens=ro.max_context_tokens, temperature=ro.temperature, workers=ro.workers)
+    if args.frontier_samples and args.curriculum and not args.train_tasks:
+        frontier_before = evaluate_policy(base_policy, train_tasks, root / f"s{seed}-frontier-base", **frontier_kwargs)
+        out["frontier"] = {"tasks": len(train_tasks), "samples": args.frontier_samples}
     del base_policy
     common = [f"train.steps={args.steps}", f"train.save_every={args.steps}", f"seed={seed}",
               f"rollout.tasks_per_step={args.tasks_per_step}", "logging.progress=false", "logging.tensorboard=false",
@@ -117,6 +127,10 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
         trainer = RLTrainer(cfg, run_dir, tasks=train_tasks, policy_path=base)
         trainer.train()
         evaluate(trainer.policy, name)
+        if frontier_before is not None:
+            after = evaluate_policy(trainer.policy, train_tasks, root / f"s{seed}-frontier-{name}", **frontier_kwargs)
+            fig = frontier_figures(frontier_before, after, record, args.frontier_samples, seed)
+            out["frontier"].update(base=fig["before"], **{name: fig["after"], f"{name}-base": fig["paired"]})
         out[name]["executed_attempts"] = _executed_attempts(run_dir)
         budget = budget or out[name]["executed_attempts"]
         del trainer
@@ -138,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-tasks", type=Path, default=None, help="train on this tasks file (e.g. the curriculum frontier)")
     ap.add_argument("--curriculum", type=int, default=0, help="probe this many train tasks and train on their frontier")
     ap.add_argument("--rl-tasks", type=int, default=8, help="size of the --curriculum RL set")
+    ap.add_argument("--frontier-samples", type=int, default=0,
+                    help="with --curriculum: single attempts per RL-set task before and after each arm (fresh seeds)")
     ap.add_argument("--eval-on", choices=["heldout", "train"], default="heldout",
                     help="train: also evaluate on the --train-tasks tasks")
     ap.add_argument("--tier", default=None, help="only tasks of this tier (easy | standard), held-out and probed")
@@ -149,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.eval_on == "train" and args.train_tasks is None:
         ap.error("--eval-on train needs --train-tasks FILE")
+    if args.frontier_samples < 0:
+        ap.error("--frontier-samples must be >= 0")
+    if args.frontier_samples and not args.curriculum:
+        ap.error("--frontier-samples needs --curriculum N (the RL set is the probed frontier)")
     if args.eval_tasks < 1 and args.eval_on != "train":
         ap.error("--eval-tasks must be >= 1 (or evaluate on --train-tasks with --eval-on train)")
     from swetrain.policy.threads import configure_torch_threads
@@ -160,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         root = args.out or Path(tmp)
         results = [run_seed(s, args, Path(root)) for s in seeds]
     arms = tuple(k for k in ("base", "grpo", "fcswe", "base@train", "grpo@train", "fcswe@train") if k in results[0])
+    frontier = [r["frontier"] for r in results if "frontier" in r]
     if not arms:
         raise SystemExit("nothing was evaluated")
     from swetrain.eval.metrics import paired_bootstrap
@@ -201,8 +222,16 @@ def main(argv: list[str] | None = None) -> int:
     for name, p in paired.items():
         print(f"paired Resolved@2 {name}: {100 * p['diff']:+.1f} points [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] "
               f"over {p['n']} task-seeds")
+    for i, f in enumerate(frontier):
+        for arm in ("fcswe", "grpo"):
+            p = f.get(f"{arm}-base")
+            if p and p["diff"] is not None:
+                print(f"RL set (seed {seeds[i]}, {p['n_tasks']} tasks x {f['samples']} samples): {arm} "
+                      f"{100 * f['base']:.1f}% -> {100 * f[arm]:.1f}%, {100 * p['diff']:+.1f} points "
+                      f"[{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}] over {p['n_pairs']} pairs")
     if args.json:
         print(json.dumps({"config": {k: str(v) for k, v in vars(args).items()}, "results": table, "paired_at_2": paired,
+                          "frontier": frontier,
                           "seconds": round(time.monotonic() - started, 1)}))
     return 0
 
