@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from swetrain.policy.base import Generation, GenerationConfig
+from swetrain.policy.kv_growth import grow_in_place
 from swetrain.policy.prefix_cache import PrefixCache
 
 log = logging.getLogger(__name__)
@@ -292,7 +293,7 @@ class HFPolicy:
                 positions = torch.arange(start, len(prompts[0]), device=self.device)[None, :]
                 out = self.forward_prompt(ids, mask, positions, **{self.cache_arg: reused})
             prompt_mask = mask
-            cache = kv_cache_of(out)
+            cache = grow_in_place(kv_cache_of(out))  # decode steps append in place (policy/kv_growth.py)
             step = 0
             while True:
                 logits = out.logits[:, -1, :].float()

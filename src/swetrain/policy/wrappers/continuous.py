@@ -17,7 +17,8 @@ This wrapper does that for a local :class:`~swetrain.policy.hf.HFPolicy` without
 * Joining: the newcomers' prompts are encoded in one call that reuses each prompt's cached
   conversation (``HFPolicy``'s prefix cache, per row), their first tokens are sampled from those
   logits, and their KV states are merged into the running batch (left padding, an attention mask,
-  explicit positions).
+  explicit positions). The running batch's layers append in place
+  (:class:`~swetrain.policy.kv_growth.GrowingLayer`): a decode step does not copy the cache.
 * Leaving: a row that sampled a stop id or reached its token limit is removed from the batch, and
   its KV states (the prompt and every sampled token but the last) go to the prefix cache for the
   conversation's next turn. Leading columns that no row uses any more are cut off.
@@ -39,6 +40,7 @@ from typing import Any
 
 from swetrain.policy.base import Generation, GenerationConfig
 from swetrain.policy.hf import HFPolicy, kv_cache_of, sample_next
+from swetrain.policy.kv_growth import grow_in_place
 from swetrain.policy.wrappers.base import PolicyWrapper
 
 
@@ -199,14 +201,14 @@ class ContinuousBatchingPolicy(PolicyWrapper):
             mask = mask[keep]
         rows = [rows[i] for i in keep]
         if not self._rows:
-            self._cache, self._mask, self._rows = cache, mask, rows
+            self._cache, self._mask, self._rows = grow_in_place(cache), mask, rows
             return
         width = max(self._mask.shape[1], mask.shape[1])
         layers = []
         for old, new in zip(self._cache.layers, cache.layers):
             layers.append(tuple(torch.cat([_left_pad(a, width), _left_pad(b, width)], dim=0)
                                 for a, b in ((old.keys, new.keys), (old.values, new.values))))
-        self._cache = policy.cache_from(layers)
+        self._cache = grow_in_place(policy.cache_from(layers))
         self._mask = torch.cat([_left_pad(self._mask, width), _left_pad(mask, width)], dim=0)
         self._rows = self._rows + rows
 
