@@ -89,3 +89,30 @@ def test_grow_in_place_leaves_other_caches_alone():
 
     thing = NoLayers()
     assert grow_in_place(thing) is thing
+
+
+def test_stacked_rows_are_right_aligned_after_zeros_and_append_in_place():
+    growing = growing_layer_class()
+    a = torch.randn(2, 3, 5, 4)  # 2 rows of 5 columns
+    b = torch.randn(1, 3, 7, 4)  # 1 row of 7 columns
+    layer = growing.stacked([(a, a + 1), (b, b + 1)], width=7)
+    assert layer.keys.shape == (3, 3, 7, 4) and layer.get_seq_length() == 7
+    assert torch.equal(layer.keys[:2, :, :2], torch.zeros(2, 3, 2, 4))
+    assert torch.equal(layer.keys[:2, :, 2:], a) and torch.equal(layer.values[:2, :, 2:], a + 1)
+    assert torch.equal(layer.keys[2:], b) and torch.equal(layer.values[2:], b + 1)
+    buffer = layer._key_buffer.data_ptr()
+    keys, _ = layer.update(torch.ones(3, 3, 1, 4), torch.ones(3, 3, 1, 4))
+    assert layer._key_buffer.data_ptr() == buffer and keys.shape[-2] == 8
+    assert torch.equal(keys[:, :, 7], torch.ones(3, 3, 4))
+
+
+def test_held_states_are_never_written(hf_policy):
+    keys, values = torch.randn(1, 3, 4, 8), torch.randn(1, 3, 4, 8)
+    before = keys.clone()
+    layer = growing_layer_class().holding(keys, values)
+    layer.update(torch.zeros(1, 3, 2, 8), torch.zeros(1, 3, 2, 8))
+    assert torch.equal(keys, before) and layer.keys.shape[-2] == 6
+    with pytest.raises(ValueError, match="plain full-attention layers"):
+        from swetrain.policy.kv_growth import fill_cache
+
+        fill_cache(hf_policy.empty_cache(), [layer])

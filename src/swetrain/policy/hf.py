@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from swetrain.policy.base import Generation, GenerationConfig
-from swetrain.policy.kv_growth import grow_in_place
+from swetrain.policy.kv_growth import fill_cache, grow_in_place, growing_layer_class
 from swetrain.policy.prefix_cache import PrefixCache
 
 log = logging.getLogger(__name__)
@@ -415,14 +415,23 @@ class HFPolicy:
             merged = self.cache_from(layers)
         return ids.to(self.device), mask.to(self.device), positions.to(self.device), merged
 
-    def cache_from(self, layers: list[tuple[Any, Any]]) -> Any:
-        """A model KV cache holding ``layers`` (one (keys, values) pair per layer)."""
+    def empty_cache(self) -> Any:
+        """An empty transformers ``DynamicCache`` laid out for this model."""
         from transformers import DynamicCache
 
-        cache = DynamicCache(config=self.model.config)
-        for index, (keys, values) in enumerate(layers):
-            cache.update(keys, values, index)
-        return cache
+        return DynamicCache(config=self.model.config)
+
+    def cache_from(self, layers: list[tuple[Any, Any]]) -> Any:
+        """A model KV cache holding ``layers`` (one (keys, values) pair per layer; the tensors
+        themselves, not copies: they are never written to)."""
+        cache = self.empty_cache()
+        growing = growing_layer_class()
+        try:  # hold the tensors as they are (no copy); the first update copies into a buffer with room
+            return fill_cache(cache, [growing.holding(keys, values) for keys, values in layers])
+        except ValueError:  # another layer kind: transformers' own update
+            for index, (keys, values) in enumerate(layers):
+                cache.update(keys, values, index)
+            return cache
 
     def _put_rows(self, prompts: list[list[int]], out_ids: list[list[int]], prompt_mask: Any, cache: Any) -> None:
         """Store each row's KV states (its prompt and every sampled token but the last) for its next turn."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["growing_layer_class", "grow_in_place"]
+__all__ = ["fill_cache", "growing_layer_class", "grow_in_place"]
 
 
 def _spare(length: int) -> int:
@@ -44,6 +44,36 @@ def growing_layer_class() -> type:
             for name in ("keys", "values", "is_initialized", "device"):
                 if hasattr(layer, name):
                     setattr(grown, name, getattr(layer, name))
+            return grown
+
+        @classmethod
+        def holding(cls, keys: Any, values: Any) -> Any:
+            """A growing layer whose states are ``keys``/``values`` themselves (never written to:
+            the first update copies them into a buffer with room)."""
+            grown = cls()
+            grown.keys, grown.values, grown.is_initialized, grown.device = keys, values, True, keys.device
+            return grown
+
+        @classmethod
+        def stacked(cls, parts: list[tuple[Any, Any]], width: int) -> Any:
+            """The rows of ``parts`` ((keys, values) pairs of [rows, heads, w, dim], w <= ``width``)
+            stacked in one buffer, each right-aligned to ``width`` columns after zeros (left padding),
+            with room after them: one copy of each part, and the next decode step appends in place."""
+            rows = sum(k.shape[0] for k, _ in parts)
+            capacity = width + _spare(width)
+            first_k, first_v = parts[0]
+            grown = cls()
+            grown._key_buffer = first_k.new_empty((rows, first_k.shape[1], capacity, first_k.shape[3]))
+            grown._value_buffer = first_v.new_empty((rows, first_v.shape[1], capacity, first_v.shape[3]))
+            start = 0
+            for keys, values in parts:
+                end, pad = start + keys.shape[0], width - keys.shape[-2]
+                for buffer, states in ((grown._key_buffer, keys), (grown._value_buffer, values)):
+                    buffer[start:end, :, :pad].zero_()  # masked columns: zeros, never uninitialised memory
+                    buffer[start:end, :, pad:width] = states
+                start = end
+            grown._filled, grown.is_initialized, grown.device = width, True, first_k.device
+            grown.keys, grown.values = grown._key_buffer[..., :width, :], grown._value_buffer[..., :width, :]
             return grown
 
         def _views_current(self, extra: int) -> bool:
@@ -104,4 +134,16 @@ def grow_in_place(cache: Any) -> Any:
     for index, layer in enumerate(layers):
         if type(layer) is base:
             layers[index] = growing.from_layer(layer)
+    return cache
+
+
+def fill_cache(cache: Any, layers: list[Any]) -> Any:
+    """Put ``layers`` (``GrowingLayer`` instances, one per model layer) into an empty transformers
+    ``DynamicCache`` built from the model's config, in place of its plain full-attention layers.
+    Raises ``ValueError`` if the cache has another number of layers or another layer kind."""
+    base = growing_layer_class().__mro__[1]
+    if len(cache.layers) != len(layers) or any(type(layer) is not base for layer in cache.layers):
+        raise ValueError(f"fill_cache: a cache of {len(cache.layers)} plain full-attention layers is needed "
+                         f"for {len(layers)} layers, got {sorted({type(x).__name__ for x in cache.layers})}")
+    cache.layers[:] = layers
     return cache

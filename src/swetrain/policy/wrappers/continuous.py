@@ -40,7 +40,7 @@ from typing import Any
 
 from swetrain.policy.base import Generation, GenerationConfig
 from swetrain.policy.hf import HFPolicy, kv_cache_of, sample_next
-from swetrain.policy.kv_growth import grow_in_place
+from swetrain.policy.kv_growth import fill_cache, grow_in_place, growing_layer_class
 from swetrain.policy.wrappers.base import PolicyWrapper
 
 
@@ -204,11 +204,10 @@ class ContinuousBatchingPolicy(PolicyWrapper):
             self._cache, self._mask, self._rows = grow_in_place(cache), mask, rows
             return
         width = max(self._mask.shape[1], mask.shape[1])
-        layers = []
-        for old, new in zip(self._cache.layers, cache.layers):
-            layers.append(tuple(torch.cat([_left_pad(a, width), _left_pad(b, width)], dim=0)
-                                for a, b in ((old.keys, new.keys), (old.values, new.values))))
-        self._cache = grow_in_place(policy.cache_from(layers))
+        growing = growing_layer_class()
+        layers = [growing.stacked([(old.keys, old.values), (new.keys, new.values)], width)
+                  for old, new in zip(self._cache.layers, cache.layers)]
+        self._cache = fill_cache(policy.empty_cache(), layers)
         self._mask = torch.cat([_left_pad(self._mask, width), _left_pad(mask, width)], dim=0)
         self._rows = self._rows + rows
 
