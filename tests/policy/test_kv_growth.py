@@ -116,3 +116,14 @@ def test_held_states_are_never_written(hf_policy):
         from swetrain.policy.kv_growth import fill_cache
 
         fill_cache(hf_policy.empty_cache(), [layer])
+
+
+def test_keep_selects_rows_and_trims_columns_in_one_buffer_with_room():
+    growing = growing_layer_class()
+    k = torch.randn(4, 3, 10, 2)
+    layer = growing.holding(k, k * 2)
+    layer.keep(torch.tensor([3, 1]), first=4)
+    assert torch.equal(layer.keys, k[[3, 1], :, 4:]) and torch.equal(layer.values, 2 * k[[3, 1], :, 4:])
+    buffer = layer._key_buffer.data_ptr()
+    keys, _ = layer.update(torch.ones(2, 3, 1, 2), torch.ones(2, 3, 1, 2))
+    assert layer._key_buffer.data_ptr() == buffer and keys.shape == (2, 3, 7, 2)

@@ -113,6 +113,19 @@ def growing_layer_class() -> type:
                 self._value_buffer[..., :length, :] = self.values
             self._filled = length
 
+        def keep(self, rows: Any, first: int = 0) -> None:
+            """Keep only ``rows`` (an index tensor) and the columns from ``first`` on, in one copy into
+            buffers with room (what a row selection followed by a trim costs in two or three)."""
+            width = self.keys.shape[-2] - first
+            capacity = width + _spare(width)
+            for name in ("keys", "values"):
+                states = getattr(self, name)
+                buffer = states.new_empty((len(rows), states.shape[1], capacity, states.shape[3]))
+                _select_rows_into(states[..., first:, :], rows, buffer[..., :width, :])
+                setattr(self, "_key_buffer" if name == "keys" else "_value_buffer", buffer)
+                setattr(self, name, buffer[..., :width, :])
+            self._filled = width
+
         def reset(self) -> None:
             super().reset()
             self._key_buffer = self._value_buffer = None
@@ -120,6 +133,12 @@ def growing_layer_class() -> type:
 
 
     return GrowingLayer
+
+
+def _select_rows_into(states: Any, rows: Any, out: Any) -> None:
+    """``out[i] = states[rows[i]]`` (batch axis), copied straight into ``out`` (a view), no temporary."""
+    for target, source in enumerate(rows.tolist()):
+        out[target].copy_(states[source])
 
 
 def grow_in_place(cache: Any) -> Any:

@@ -239,13 +239,17 @@ class ContinuousBatchingPolicy(PolicyWrapper):
         if not keep:
             self._rows, self._cache, self._mask = [], None, None
             return
-        self._cache.batch_select_indices(torch.tensor(keep, device=policy.device))
+        index = torch.tensor(keep, device=policy.device)
         self._mask = self._mask[keep]
         self._rows = [rows[i] for i in keep]
         first = int(self._mask.any(dim=0).nonzero()[0])  # columns before it are padding in every row
-        if first:
-            self._mask = self._mask[:, first:]
-            for layer in self._cache.layers:
+        self._mask = self._mask[:, first:]
+        growing = growing_layer_class()
+        for layer in self._cache.layers:
+            if isinstance(layer, growing):
+                layer.keep(index, first)  # one copy into a buffer with room
+            else:
+                layer.batch_select_indices(index)
                 layer.keys, layer.values = layer.keys[..., first:, :], layer.values[..., first:, :]
 
     def _finish(self, row: _Row, cache: Any, index: int, row_mask: Any) -> None:
