@@ -25,7 +25,7 @@ def _spare(length: int) -> int:
 
 @lru_cache(maxsize=1)
 def growing_layer_class() -> type:
-    """:class:`GrowingLayer`, defined on first use so that importing this module does not import transformers."""
+    """The ``GrowingLayer`` class, defined on first use so that importing this module does not import transformers."""
     from transformers.cache_utils import DynamicLayer
 
     class GrowingLayer(DynamicLayer):
@@ -40,11 +40,9 @@ def growing_layer_class() -> type:
         @classmethod
         def from_layer(cls, layer: Any) -> Any:
             """A growing layer holding ``layer``'s states (no copy until the first update)."""
-            grown = cls()
-            for name in ("keys", "values", "is_initialized", "device"):
-                if hasattr(layer, name):
-                    setattr(grown, name, getattr(layer, name))
-            return grown
+            if not layer.is_initialized or layer.keys is None:
+                return cls()
+            return cls.holding(layer.keys, layer.values)
 
         @classmethod
         def holding(cls, keys: Any, values: Any) -> Any:
@@ -130,7 +128,6 @@ def growing_layer_class() -> type:
             super().reset()
             self._key_buffer = self._value_buffer = None
             self._filled = 0
-
 
     return GrowingLayer
 
