@@ -57,12 +57,9 @@ def growing_layer_class() -> type:
             """The rows of ``parts`` ((keys, values) pairs of [rows, heads, w, dim], w <= ``width``)
             stacked in one buffer, each right-aligned to ``width`` columns after zeros (left padding),
             with room after them: one copy of each part, and the next decode step appends in place."""
-            rows = sum(k.shape[0] for k, _ in parts)
-            capacity = width + _spare(width)
             first_k, first_v = parts[0]
             grown = cls()
-            grown._key_buffer = first_k.new_empty((rows, first_k.shape[1], capacity, first_k.shape[3]))
-            grown._value_buffer = first_v.new_empty((rows, first_v.shape[1], capacity, first_v.shape[3]))
+            grown._new_buffers(first_k, first_v, sum(k.shape[0] for k, _ in parts), width + _spare(width))
             start = 0
             for keys, values in parts:
                 end, pad = start + keys.shape[0], width - keys.shape[-2]
@@ -70,9 +67,19 @@ def growing_layer_class() -> type:
                     buffer[start:end, :, :pad].zero_()  # masked columns: zeros, never uninitialised memory
                     buffer[start:end, :, pad:width] = states
                 start = end
-            grown._filled, grown.is_initialized, grown.device = width, True, first_k.device
-            grown.keys, grown.values = grown._key_buffer[..., :width, :], grown._value_buffer[..., :width, :]
+            grown.is_initialized, grown.device = True, first_k.device
+            grown._view_filled(width)
             return grown
+
+        def _new_buffers(self, keys_like: Any, values_like: Any, rows: int, capacity: int) -> None:
+            """Empty key/value buffers of ``rows`` rows and ``capacity`` columns, shaped and typed like the given states."""
+            self._key_buffer = keys_like.new_empty((rows, keys_like.shape[1], capacity, keys_like.shape[3]))
+            self._value_buffer = values_like.new_empty((rows, values_like.shape[1], capacity, values_like.shape[3]))
+
+        def _view_filled(self, width: int) -> None:
+            """``keys``/``values`` become views of the buffers' first ``width`` columns."""
+            self._filled = width
+            self.keys, self.values = self._key_buffer[..., :width, :], self._value_buffer[..., :width, :]
 
         def _views_current(self, extra: int) -> bool:
             """Whether ``keys``/``values`` are still this layer's views and ``extra`` columns fit."""
@@ -92,20 +99,14 @@ def growing_layer_class() -> type:
             end = self._filled + new
             self._key_buffer[..., self._filled:end, :] = key_states
             self._value_buffer[..., self._filled:end, :] = value_states
-            self._filled = end
-            self.keys = self._key_buffer[..., :end, :]
-            self.values = self._value_buffer[..., :end, :]
+            self._view_filled(end)
             return self.keys, self.values
 
         def _reallocate(self, key_states: Any, value_states: Any, new: int) -> None:
             """Copy the current states (whatever ``keys``/``values`` now hold) into buffers with room for ``new`` more."""
             held = self.keys is not None and self.keys.numel() > 0
             length = self.keys.shape[-2] if held else 0
-            capacity = length + new + _spare(length + new)
-            key_shape, value_shape = list(key_states.shape), list(value_states.shape)
-            key_shape[-2] = value_shape[-2] = capacity
-            self._key_buffer = key_states.new_empty(key_shape)
-            self._value_buffer = value_states.new_empty(value_shape)
+            self._new_buffers(key_states, value_states, key_states.shape[0], length + new + _spare(length + new))
             if held:
                 self._key_buffer[..., :length, :] = self.keys
                 self._value_buffer[..., :length, :] = self.values
@@ -115,14 +116,11 @@ def growing_layer_class() -> type:
             """Keep only ``rows`` (an index tensor) and the columns from ``first`` on, in one copy into
             buffers with room (what a row selection followed by a trim costs in two or three)."""
             width = self.keys.shape[-2] - first
-            capacity = width + _spare(width)
-            for name in ("keys", "values"):
-                states = getattr(self, name)
-                buffer = states.new_empty((len(rows), states.shape[1], capacity, states.shape[3]))
-                _select_rows_into(states[..., first:, :], rows, buffer[..., :width, :])
-                setattr(self, "_key_buffer" if name == "keys" else "_value_buffer", buffer)
-                setattr(self, name, buffer[..., :width, :])
-            self._filled = width
+            keys, values = self.keys, self.values
+            self._new_buffers(keys, values, len(rows), width + _spare(width))
+            _select_rows_into(keys[..., first:, :], rows, self._key_buffer[..., :width, :])
+            _select_rows_into(values[..., first:, :], rows, self._value_buffer[..., :width, :])
+            self._view_filled(width)
 
         def reset(self) -> None:
             super().reset()

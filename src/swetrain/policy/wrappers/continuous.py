@@ -244,13 +244,8 @@ class ContinuousBatchingPolicy(PolicyWrapper):
         self._rows = [rows[i] for i in keep]
         first = int(self._mask.any(dim=0).nonzero()[0])  # columns before it are padding in every row
         self._mask = self._mask[:, first:]
-        growing = growing_layer_class()
-        for layer in self._cache.layers:
-            if isinstance(layer, growing):
-                layer.keep(index, first)  # one copy into a buffer with room
-            else:
-                layer.batch_select_indices(index)
-                layer.keys, layer.values = layer.keys[..., first:, :], layer.values[..., first:, :]
+        for layer in self._cache.layers:  # growing layers (every join makes them): one copy into a buffer with room
+            layer.keep(index, first)
 
     def _finish(self, row: _Row, cache: Any, index: int, row_mask: Any) -> None:
         """Hand out an ended row and keep its KV states (prompt + sampled ids but the last) for its next turn."""
