@@ -42,16 +42,26 @@ def resolve_device(device: str | None):
 
 
 def resolve_dtype(dtype: Any, device) -> Any:
-    """``None``/"auto" -> float32 on CPU, bfloat16 on CUDA; strings like "float32" are accepted."""
+    """``None``/"auto" -> float32 on CPU, bfloat16 on CUDA; "bf16-native" -> bfloat16 where the
+    device computes it natively (CUDA; a CPU with AMX / AVX-512 BF16 / Arm BF16), else float32;
+    strings like "float32" are accepted. bfloat16 asked for on a CPU without bf16 arithmetic is
+    kept, with a warning (it runs several times slower than float32 there)."""
     import torch
+
+    from swetrain.policy.cpu_features import native_bf16, warn_slow_cpu_bf16
 
     if dtype is None or dtype == "auto":
         return torch.bfloat16 if device.type == "cuda" else torch.float32
+    if dtype == "bf16-native":
+        return torch.bfloat16 if device.type == "cuda" or (device.type == "cpu" and native_bf16()) else torch.float32
     if isinstance(dtype, torch.dtype):
-        return dtype
-    value = getattr(torch, str(dtype).removeprefix("torch."), None)
+        value = dtype
+    else:
+        value = getattr(torch, str(dtype).removeprefix("torch."), None)
     if not isinstance(value, torch.dtype):
-        raise ValueError(f"dtype={dtype!r}: not a torch dtype (try 'float32', 'bfloat16', 'float16')")
+        raise ValueError(f"dtype={dtype!r}: not a torch dtype (try 'float32', 'bfloat16', 'bf16-native', 'float16')")
+    if value == torch.bfloat16 and device.type == "cpu":
+        warn_slow_cpu_bf16("dtype bfloat16")
     return value
 
 

@@ -95,7 +95,9 @@ class RolloutConfig(TrainingSamplingConfig):
     # being trained; bfloat16 = a bf16 copy synced after every update (AMX CPUs: ~3x prefill, ~2x
     # batched decode; the behaviour log-probs are the copy's and truncated IS corrects the gap:
     # docs/policy.md "bf16 generation on CPU")
-    hf_dtype: Literal["auto", "float32", "bfloat16"] = "auto"
+    # bf16-native: bfloat16 where the device computes it natively (CUDA; AMX / AVX-512 BF16 / Arm BF16
+    # CPUs), float32 (the shared module) elsewhere -- bf16 on an AVX2-only CPU is several times slower
+    hf_dtype: Literal["auto", "float32", "bfloat16", "bf16-native"] = "auto"
     # workers > 1 (local backend): the chains' concurrent generate calls share the model -- with
     # hf one continuously batched decode (swetrain.policy.wrappers.continuous: rows join and leave at every
     # step, each keeps its prefix cache), with vllm batched calls (swetrain.policy.wrappers.BatchingPolicy;
@@ -314,7 +316,9 @@ class TrainLoopConfig(Section):
     steps: int = Field(default=10, ge=0)
     save_every: int = Field(default=5, ge=1)
     keep_checkpoints: int = Field(default=2, ge=1)
-    precision: Literal["auto", "fp32", "bf16"] = "auto"  # auto: bf16 autocast on CUDA, fp32 on CPU
+    # auto: bf16 autocast on CUDA, fp32 on CPU; bf16-native: bf16 where the device computes it
+    # natively (a bf16 GPU; a CPU with AMX / AVX-512 BF16 / Arm BF16), fp32 elsewhere
+    precision: Literal["auto", "fp32", "bf16", "bf16-native"] = "auto"
     # train only the top N decoder blocks (+ final norm); null = every parameter (train/freeze.py)
     trainable_layers: int | None = Field(default=None, ge=1)
     fsdp: Literal["auto", "off", "on"] = "auto"  # auto: FSDP only when torch.distributed has >1 rank

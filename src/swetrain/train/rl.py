@@ -171,7 +171,10 @@ class RLTrainer:
             train_top_layers(model, cfg.train.trainable_layers)
         # one CPU process: the update may use every core (nothing else runs then)
         self.single_cpu = self.device.type == "cpu" and not self.dist.fsdp
-        self.shared = self.single_cpu and cfg.rollout.generator == "hf" and cfg.rollout.hf_dtype != "bfloat16"
+        from swetrain.policy.hf import resolve_dtype
+
+        self.shared = (self.single_cpu and cfg.rollout.generator == "hf"
+                       and resolve_dtype(cfg.rollout.hf_dtype, self.device) != torch.bfloat16)
         self.policy: Policy
         if cfg.rollout.generator == "vllm":
             # an in-process vLLM engine on the same starting weights; it gets the trainer's full

@@ -70,7 +70,9 @@ class WarmStartConfig:
     # unexpected keyword, fixed by undoing the typo the traceback names) before the seeded subset
     easy_demos: bool = False
     warmup_steps: int = 5
-    precision: str = "auto"  # SFT autocast: auto (fp32 on CPU) | bf16 | fp32
+    # SFT autocast: auto (fp32 on CPU) | bf16 | fp32 | bf16-native (bf16 where the machine computes
+    # it natively: a bf16 GPU, an AMX / AVX-512 BF16 / Arm BF16 CPU; fp32 elsewhere)
+    precision: str = "auto"
 
 
 PRESET_CONFIGS = {
@@ -93,12 +95,24 @@ PRESET_CONFIGS = {
     # the crash-tier rung (issue 31): SmolLM2-135M-Instruct, one pass over the 66 crash-tier
     # demonstrations + 40 standard ones (~25 min on 2 cores at ~160 tokens/s)
     "smollm2-easy": WarmStartConfig(max_demos=40, epochs=1, lr=1e-4, batch_tokens=4096, micro_batch_tokens=4096,
-                                    easy_demos=True, warmup_steps=4, precision="bf16"),
+                                    easy_demos=True, warmup_steps=4, precision="bf16-native"),
 }
 
 
 # the policy spec each warm-start base starts from (the name itself when absent)
 BASE_SPECS = {"small": "tiny:small", "smollm2-easy": "smollm2"}
+
+
+def build_precision(precision: str) -> str:
+    """The SFT precision a build on this machine uses (``bf16-native`` resolved: bf16 where the
+    device computes it natively, else fp32), so the cache key names what was built."""
+    if precision != "bf16-native":
+        return precision
+    import torch
+
+    from swetrain.train.update import resolve_precision
+
+    return resolve_precision(torch.device("cuda" if torch.cuda.is_available() else "cpu"), precision)
 
 
 def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
@@ -111,8 +125,9 @@ def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
     if cfg.copy_steps or cfg.copy_mix:
         tag += f"-c{cfg.copy_steps}m{cfg.copy_mix}" + (f"e{cfg.copy_easy_steps}" if cfg.copy_easy_steps != WarmStartConfig.copy_easy_steps else "")
         tag += f"lr{cfg.copy_lr:g}" if cfg.copy_lr != WarmStartConfig.copy_lr else ""
-    if cfg.easy_demos or cfg.warmup_steps != WarmStartConfig.warmup_steps or cfg.precision != WarmStartConfig.precision:
-        tag += f"-w{cfg.warmup_steps}{cfg.precision}" + ("-easy" if cfg.easy_demos else "")
+    precision = build_precision(cfg.precision)
+    if cfg.easy_demos or cfg.warmup_steps != WarmStartConfig.warmup_steps or precision != WarmStartConfig.precision:
+        tag += f"-w{cfg.warmup_steps}{precision}" + ("-easy" if cfg.easy_demos else "")
     if cfg.use_shipped_demos and not cfg.tasks_file and DEMOS_FILE.is_file():
         import hashlib
 
