@@ -106,3 +106,11 @@ def test_warm_start_key_names_the_precision_it_builds(monkeypatch):
     assert build_precision(cfg.precision) == "bf16" and "-w4bf16-easy" in warm_start_path("smollm2-easy").name
     _force(monkeypatch, "0")
     assert build_precision(cfg.precision) == "fp32" and "-w4fp32-easy" in warm_start_path("smollm2-easy").name
+
+
+def test_machine_record_names_what_timings_depend_on():
+    assert cpu_features.cpu_model_name(EPYC_AVX2) == "AMD EPYC"
+    record = cpu_features.machine_record()
+    assert set(record) == {"cpu", "cores", "torch_threads", "cpu_native_bf16", "gpu"}
+    assert record["cores"] >= 1 and record["torch_threads"] == torch.get_num_threads()
+    assert record["cpu_native_bf16"] is cpu_features.native_bf16()

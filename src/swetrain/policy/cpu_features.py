@@ -86,3 +86,32 @@ def _warn_once(what: str) -> bool:
     log.warning("%s: bfloat16 on this CPU (no AMX / AVX-512 BF16 / Arm BF16) runs several times slower "
                 "than float32; use float32 here (set %s=1 if the detection is wrong)", what, ENV_VAR)
     return True
+
+
+def cpu_model_name(cpuinfo: str | None = None) -> str | None:
+    """The first ``model name`` of ``/proc/cpuinfo`` (None where there is none)."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+                cpuinfo = fh.read()
+        except OSError:
+            return platform.processor() or None
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip().lower() == "model name":
+            return value.strip() or None
+    return platform.processor() or None
+
+
+def machine_record() -> dict[str, object]:
+    """What a run's timings depend on: the CPU, the cores this process may use, torch's intra-op
+    threads, bf16 arithmetic on the CPU, and the GPU if any (for ``summary.json`` and reports)."""
+    import torch
+
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 0
+    return {"cpu": cpu_model_name(), "cores": cores, "torch_threads": torch.get_num_threads(),
+            "cpu_native_bf16": native_bf16(),
+            "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}

@@ -54,6 +54,10 @@ def test_quickstart_tiny_schedule(tmp_path):
     assert seeds[0] == seeds[1]
     assert sum(t["n_tasks"] for t in on_disk["per_tier"].values()) == 2
     assert "RL set success (train, 1 tasks x 2 fresh attempts)" in report and "Held-out target" in report
+    # what the timings depend on
+    machine = on_disk["machine"]
+    assert machine["cores"] >= 1 and machine["torch_threads"] >= 1 and isinstance(machine["cpu_native_bf16"], bool)
+    assert f"{machine['cores']} cores" in report and "bf16 arithmetic on the CPU" in report
 
 
 def test_quickstart_refuses_a_foreign_out_folder(tmp_path):

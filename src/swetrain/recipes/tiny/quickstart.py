@@ -345,6 +345,7 @@ def _write_summary(opts: QuickstartOptions, out: Path, config: Any, base_path: P
                    curriculum: dict[str, Any], timings: dict[str, float], started: float, *,
                    frontier: dict[str, Any] | None = None, tiers: dict[str, Any] | None = None) -> dict[str, Any]:
     from swetrain.eval.report import write_report
+    from swetrain.policy.cpu_features import machine_record
     from swetrain.train.checkpoint import latest_checkpoint
     from swetrain.train.metrics import read_metrics
 
@@ -379,6 +380,8 @@ def _write_summary(opts: QuickstartOptions, out: Path, config: Any, base_path: P
         "eval_after": after.to_dict(),
         "timings_s": {k: round(v, 1) for k, v in timings.items()},
         "total_s": round(time.monotonic() - started, 1),
+        # what the timings depend on (CPU, cores, threads, bf16 arithmetic, GPU)
+        "machine": machine_record(),
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     write_report(out, summary=summary, metrics=read_metrics(out), config=config.model_dump(mode="json"),
@@ -392,6 +395,11 @@ def _notes(summary: dict[str, Any]) -> list[str]:
     cur = summary["curriculum"]
     notes = [f"Total wall time {summary['total_s']:.0f} s "
              f"({', '.join(f'{k} {v:.0f}' for k, v in summary['timings_s'].items())})."]
+    m = summary.get("machine")
+    if m:
+        notes.append(f"Machine: {m['cpu'] or 'unknown CPU'}, {m['cores']} cores, {m['torch_threads']} torch thread(s) "
+                     f"per process, bf16 arithmetic on the CPU: {'yes' if m['cpu_native_bf16'] else 'no'}"
+                     f"{', GPU ' + m['gpu'] if m['gpu'] else ''}.")
     if p["diff"] is None:
         notes.append("No task was scored both before and after: no paired comparison.")
     else:
