@@ -25,8 +25,8 @@ curve's endpoints measured outside training -- and reports each arm's paired int
 
 From the SmolLM2 base with the CPU step levers (docs/training.md, "RL step levers"):
 
-    python bench/learning_bench.py --policy smollm2-easy-sft --tier easy --dtype bfloat16 \
-        --override train.precision=bf16 --override train.trainable_layers=8 --curriculum 24 --json
+    python bench/learning_bench.py --policy smollm2-easy-sft --tier easy --dtype bf16-native \
+        --override train.precision=bf16-native --override train.trainable_layers=8 --curriculum 24 --json
 """
 
 from __future__ import annotations
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--eval-on", choices=["heldout", "train"], default="heldout",
                     help="train: also evaluate on the --train-tasks tasks")
     ap.add_argument("--tier", default=None, help="only tasks of this tier (easy | standard), held-out and probed")
-    ap.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16"],
+    ap.add_argument("--dtype", default="auto", choices=["auto", "float32", "bfloat16", "bf16-native"],
                     help="weights' dtype of the evaluations and the RL rollouts (rollout.hf_dtype)")
     ap.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                     help="recipe override for both arms, repeatable (e.g. train.trainable_layers=8 train.precision=bf16)")

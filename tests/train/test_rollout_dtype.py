@@ -42,3 +42,26 @@ def test_bf16_rollouts_come_from_a_synced_copy(tmp_path, tiny_path):
     assert moved and trainer.policy.version > version
     gen = trainer.policy.model.state_dict()
     assert all(torch.equal(gen[k], after[k].to(torch.bfloat16)) for k in moved)
+
+
+@pytest.mark.parametrize("native", ["0", "1"])
+def test_bf16_native_shares_the_module_unless_the_cpu_computes_bf16(tmp_path, tiny_path, monkeypatch, native):
+    from swetrain.policy import cpu_features
+    from swetrain.tasks.builtin import load_builtin
+    from swetrain.train.rl import RLTrainer
+
+    monkeypatch.setenv(cpu_features.ENV_VAR, native)
+    cpu_features.native_bf16.cache_clear()
+    try:
+        cfg = load_config("fcswe", overrides=["rollout.hf_dtype=bf16-native", "train.steps=1", "logging.tensorboard=false",
+                                               "logging.progress=false"])
+        trainer = RLTrainer(cfg, tmp_path / "run", tasks=list(load_builtin(split="train"))[:1], policy_path=tiny_path)
+        learner = trainer._unwrapped()
+        if native == "1":  # a bf16 copy, synced after updates
+            assert trainer.policy.model is not learner
+            assert {p.dtype for p in trainer.policy.model.parameters()} == {torch.bfloat16}
+        else:  # float32: the very module being trained
+            assert trainer.policy.model is learner
+        assert {p.dtype for p in learner.parameters()} == {torch.float32}
+    finally:
+        cpu_features.native_bf16.cache_clear()

@@ -77,7 +77,7 @@ def evaluate(
     edit_match: str = typer.Option("exact", "--edit-match", help="str_replace matching: exact (verbatim, R2E-Gym) | tolerant (docs/agent.md)"),
     as_json: bool = typer.Option(False, "--json", help="print the headline as one JSON line"),
     sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (the task's image)"),
-    dtype: str = typer.Option("auto", "--dtype", help="weights' dtype of a local model: auto (float32 on CPU, bfloat16 on CUDA) | float32 | bfloat16"),
+    dtype: str = typer.Option("auto", "--dtype", help="weights' dtype of a local model: auto (float32 on CPU, bfloat16 on CUDA) | float32 | bfloat16 | bf16-native (bfloat16 where the device computes it natively: CUDA, AMX / AVX-512 BF16 / Arm BF16 CPUs; float32 elsewhere)"),
 ) -> None:
     """Evaluate a policy with FC-SWE's protocol and write RUN_DIR/eval.json."""
     from rich.console import Console
