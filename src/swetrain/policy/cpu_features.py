@@ -73,6 +73,16 @@ def native_bf16() -> bool:
     return flags_have_native_bf16(cpu_flags())
 
 
+def device_computes_bf16(device) -> bool:
+    """Whether ``device`` (a ``torch.device``) computes bf16 natively: a CUDA GPU that supports it, or
+    a CPU with bf16 arithmetic (:func:`native_bf16`). What ``bf16-native`` resolves by."""
+    if device.type == "cuda":
+        import torch
+
+        return bool(torch.cuda.is_bf16_supported())
+    return device.type == "cpu" and native_bf16()
+
+
 def warn_slow_cpu_bf16(what: str) -> bool:
     """Log once per ``what`` that bf16 was asked for on a CPU without bf16 arithmetic; returns
     whether it warned."""

@@ -43,17 +43,17 @@ def resolve_device(device: str | None):
 
 def resolve_dtype(dtype: Any, device) -> Any:
     """``None``/"auto" -> float32 on CPU, bfloat16 on CUDA; "bf16-native" -> bfloat16 where the
-    device computes it natively (CUDA; a CPU with AMX / AVX-512 BF16 / Arm BF16), else float32;
+    device computes it natively (a bf16 GPU; a CPU with AMX / AVX-512 BF16 / Arm BF16), else float32;
     strings like "float32" are accepted. bfloat16 asked for on a CPU without bf16 arithmetic is
     kept, with a warning (it runs several times slower than float32 there)."""
     import torch
 
-    from swetrain.policy.cpu_features import native_bf16, warn_slow_cpu_bf16
+    from swetrain.policy.cpu_features import device_computes_bf16, warn_slow_cpu_bf16
 
     if dtype is None or dtype == "auto":
         return torch.bfloat16 if device.type == "cuda" else torch.float32
     if dtype == "bf16-native":
-        return torch.bfloat16 if device.type == "cuda" or (device.type == "cpu" and native_bf16()) else torch.float32
+        return torch.bfloat16 if device_computes_bf16(device) else torch.float32
     if isinstance(dtype, torch.dtype):
         value = dtype
     else:

@@ -84,12 +84,10 @@ def resolve_precision(device: torch.device, precision: str) -> str:
     """``bf16-native`` -> ``bf16`` where ``device`` computes bf16 natively (a bf16 GPU, a CPU with
     AMX / AVX-512 BF16 / Arm BF16: :mod:`swetrain.policy.cpu_features`), else ``fp32``; an explicit
     ``bf16`` on a CPU without bf16 arithmetic is kept, with a warning; other values unchanged."""
-    from swetrain.policy.cpu_features import native_bf16, warn_slow_cpu_bf16
+    from swetrain.policy.cpu_features import device_computes_bf16, warn_slow_cpu_bf16
 
     if precision == "bf16-native":
-        if device.type == "cuda":
-            return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
-        return "bf16" if device.type == "cpu" and native_bf16() else "fp32"
+        return "bf16" if device_computes_bf16(device) else "fp32"
     if precision == "bf16" and device.type == "cpu":
         warn_slow_cpu_bf16("precision bf16")
     return precision
