@@ -267,21 +267,20 @@ def precision_bench(tiny_path, tokens: int, repeats: int) -> dict:
             row["logprob_absdiff_mean"] = float(diff.mean())
             out[name] = row
             del model
-    from swetrain.policy.cpu_features import X86_BF16_FLAGS, ARM_BF16_FLAGS, cpu_flags, native_bf16
+    from swetrain.policy.cpu_features import BF16_FLAGS, cpu_flags, native_bf16
 
-    out["cpu"] = {"native_bf16": native_bf16(),
-                  "bf16_flags": sorted(cpu_flags() & (X86_BF16_FLAGS | ARM_BF16_FLAGS)),
-                  "avx512f": "avx512f" in cpu_flags(), "avx2": "avx2" in cpu_flags()}
-    print(f"precision on CPU ({update_threads()} threads), best of {repeats}; native bf16: {out['cpu']['native_bf16']} "
-          f"(flags: {', '.join(out['cpu']['bf16_flags']) or 'none'}; avx512f {out['cpu']['avx512f']}, avx2 {out['cpu']['avx2']}):")
+    flags = cpu_flags()
+    cpu = {"native_bf16": native_bf16(), "bf16_flags": sorted(flags & BF16_FLAGS),
+           "avx512f": "avx512f" in flags, "avx2": "avx2" in flags}
+    print(f"precision on CPU ({update_threads()} threads), best of {repeats}; native bf16: {cpu['native_bf16']} "
+          f"(flags: {', '.join(cpu['bf16_flags']) or 'none'}; avx512f {cpu['avx512f']}, avx2 {cpu['avx2']}):")
     print(f"{'model':22s} {'params':>9s} {'fp32 fwd+bwd':>13s} {'bf16 fwd+bwd':>13s} {'x':>5s} "
           f"{'fp32 score':>11s} {'bf16 score':>11s} {'x':>5s} {'|dlogp| max/mean':>18s}")
     for name, r in out.items():
-        if name == "cpu":
-            continue
         print(f"{name:22s} {r['params'] / 1e6:8.1f}M {r['fp32_train_tok_per_s']:10.0f}t/s {r['bf16_train_tok_per_s']:10.0f}t/s "
               f"{r['train_speedup']:5.2f} {r['fp32_score_tok_per_s']:8.0f}t/s {r['bf16_score_tok_per_s']:8.0f}t/s "
               f"{r['score_speedup']:5.2f} {r['logprob_absdiff_max']:8.3f}/{r['logprob_absdiff_mean']:.4f}")
+    out["cpu"] = cpu
     return out
 
 

@@ -20,28 +20,38 @@ import subprocess
 ENV_VAR = "SWETRAIN_CPU_BF16"
 X86_BF16_FLAGS = frozenset({"amx_bf16", "avx512_bf16"})
 ARM_BF16_FLAGS = frozenset({"bf16"})
+BF16_FLAGS = X86_BF16_FLAGS | ARM_BF16_FLAGS
 
 log = logging.getLogger(__name__)
 
 
-def parse_cpu_flags(cpuinfo: str) -> frozenset[str]:
-    """The feature flags of a ``/proc/cpuinfo`` text (x86 ``flags`` or Arm ``Features`` lines)."""
-    flags: set[str] = set()
+@functools.lru_cache(maxsize=1)
+def _cpuinfo() -> str:
+    """``/proc/cpuinfo``, read once ("" where it cannot be read)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def _cpuinfo_values(cpuinfo: str, keys: tuple[str, ...]):
+    """The values of the ``key: value`` lines of a ``/proc/cpuinfo`` text whose key is in ``keys``."""
     for line in cpuinfo.splitlines():
         key, sep, value = line.partition(":")
-        if sep and key.strip().lower() in ("flags", "features"):
-            flags.update(value.split())
-    return frozenset(flags)
+        if sep and key.strip().lower() in keys:
+            yield value.strip()
+
+
+def parse_cpu_flags(cpuinfo: str) -> frozenset[str]:
+    """The feature flags of a ``/proc/cpuinfo`` text (x86 ``flags`` or Arm ``Features`` lines)."""
+    return frozenset(flag for value in _cpuinfo_values(cpuinfo, ("flags", "features")) for flag in value.split())
 
 
 @functools.lru_cache(maxsize=1)
 def cpu_flags() -> frozenset[str]:
     """This machine's CPU flags (empty where ``/proc/cpuinfo`` cannot be read)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-            return parse_cpu_flags(fh.read())
-    except OSError:
-        return frozenset()
+    return parse_cpu_flags(_cpuinfo())
 
 
 def _macos_bf16() -> bool:
@@ -55,7 +65,7 @@ def _macos_bf16() -> bool:
 
 def flags_have_native_bf16(flags: frozenset[str]) -> bool:
     """Whether ``flags`` name a bf16 arithmetic extension (x86 AMX / AVX-512 BF16, Arm BF16)."""
-    return bool(flags & (X86_BF16_FLAGS | ARM_BF16_FLAGS))
+    return bool(flags & BF16_FLAGS)
 
 
 @functools.lru_cache(maxsize=1)
@@ -99,18 +109,10 @@ def _warn_once(what: str) -> bool:
 
 
 def cpu_model_name(cpuinfo: str | None = None) -> str | None:
-    """The first ``model name`` of ``/proc/cpuinfo`` (None where there is none)."""
-    if cpuinfo is None:
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
-                cpuinfo = fh.read()
-        except OSError:
-            return platform.processor() or None
-    for line in cpuinfo.splitlines():
-        key, sep, value = line.partition(":")
-        if sep and key.strip().lower() == "model name":
-            return value.strip() or None
-    return platform.processor() or None
+    """The first ``model name`` of ``/proc/cpuinfo`` (or of ``cpuinfo``); else the platform's
+    processor name, or None."""
+    text = _cpuinfo() if cpuinfo is None else cpuinfo
+    return next((v for v in _cpuinfo_values(text, ("model name",)) if v), None) or platform.processor() or None
 
 
 def machine_record() -> dict[str, object]:

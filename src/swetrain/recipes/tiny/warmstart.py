@@ -110,9 +110,9 @@ def build_precision(precision: str) -> str:
         return precision
     import torch
 
-    from swetrain.train.update import resolve_precision
+    from swetrain.policy.cpu_features import device_computes_bf16
 
-    return resolve_precision(torch.device("cuda" if torch.cuda.is_available() else "cpu"), precision)
+    return "bf16" if device_computes_bf16(torch.device("cuda" if torch.cuda.is_available() else "cpu")) else "fp32"
 
 
 def warm_start_path(base: str, config: WarmStartConfig | None = None) -> Path:
