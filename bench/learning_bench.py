@@ -54,7 +54,8 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
     from swetrain.policy.hf import HFPolicy
     from swetrain.train.config import load_config
     from swetrain.policy.spec import resolve_policy_path
-    from swetrain.recipes.tiny.quickstart import QUICKSTART_ROLLOUT, _suite, frontier_figures, heldout_sample, task_scores
+    from swetrain.recipes.tiny.quickstart import frontier_figures, heldout_sample, task_scores
+    from swetrain.recipes.tiny.quickstart_settings import QUICKSTART_ROLLOUT, suite_tasks
     from swetrain.train.rl import RLTrainer
 
     base = resolve_policy_path(args.policy)
@@ -95,7 +96,7 @@ def run_seed(seed: int, args: argparse.Namespace, root: Path) -> dict[str, dict[
         from swetrain.recipes.tiny.quickstart import select_rl_tasks
         from swetrain.rollout.cli import filter_tier
 
-        probe = filter_tier(_suite("train", None), args.tier)
+        probe = filter_tier(suite_tasks("train", None), args.tier)
         random.Random(seed).shuffle(probe)
         probe = probe[: args.curriculum]
         mastery = MasteryMap(policy=str(base))
