@@ -42,6 +42,8 @@ def test_quickstart_tiny_schedule(tmp_path):
     selection = json.loads((out / "curriculum" / "selection.json").read_text())
     assert selection["probed"] == 2 and selection["fallback"] and len(selection["rl_tasks"]) == 1
     assert (out / "curriculum" / "mastery.json").is_file()
+    # only tiny-sft ships a mastery prior; the untrained preset probes a seeded shuffle and says so
+    assert selection["prior"] == {"used": False, "note": "no mastery prior ships for policy 'tiny'", "probed_with_prior": 0}
     report = (out / "report.md").read_text()
     assert "Paired Resolved@2 after - before over 2 tasks" in report and "no frontier" in report
     assert "within 2 attempts (rollout R@2)" in report
@@ -97,6 +99,7 @@ def test_quickstart_bad_inputs_give_one_error_line_and_write_nothing(tmp_path):
         (["--eval-tasks", "0"], "--eval-tasks: must be an integer >= 1 (got 0)"),
         (["--tasks", str(_train_only_tasks(tmp_path))], "no held-out tasks"),
         (["--out", str(blocker / "run")], "is not writable"),
+        (["--prior-mastery", str(blocker)], f"{blocker}: not a readable JSON mastery prior"),
     ]
     for args, message in cases:
         out = tmp_path / "run"

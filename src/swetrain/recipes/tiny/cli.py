@@ -69,6 +69,8 @@ def quickstart(
     rl_tasks: int = typer.Option(None, "--rl-tasks", help="size of the RL set chosen from the mastery frontier [8]"),
     frontier_samples: int = typer.Option(None, "--frontier-samples", help="single attempts per RL-set task before and after RL, fresh seeds (0: skip) [4]"),
     tasks: Path = typer.Option(None, "--tasks", help="a built-in-format tasks.jsonl instead of the shipped suite"),
+    prior_mastery: str = typer.Option("shipped", "--prior-mastery",
+                                      help="the base's offline mastery over train tasks, probed first: shipped (tiny-sft's) | none | a prior file"),
     overrides: list[str] = typer.Argument(None, help="extra fcswe recipe overrides key=value"),
     sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (--tasks from `swetrain env build-image`)"),
 ) -> None:
@@ -97,7 +99,7 @@ def quickstart(
         use_sandbox(sandbox, checked)  # every task environment runs its tests, before anything is written
         summary = run_quickstart(
             QuickstartOptions(
-                out=out, policy=policy, seed=seed, tasks_file=tasks, **sizes,
+                out=out, policy=policy, seed=seed, tasks_file=tasks, prior_mastery=prior_mastery, **sizes,
                 overrides=(f"rollout.sandbox={sandbox}", *(overrides or ())),
             ),
             console,

@@ -27,28 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from swetrain.recipes.tiny.quickstart_settings import QUICKSTART_ROLLOUT, suite_tasks
+
 log = logging.getLogger(__name__)
-
-
-# Rollout/eval settings that fit the scripted-repair demonstrations the base policy imitates (a
-# ~1,100-token prompt + five turns ~2,100 tokens; a str_replace call up to ~150 tokens) and sample
-# it at a lower temperature (the trainer recomputes old log-probs itself, so the clipped FC-SWE
-# ratio stays consistent). Command-line overrides come after these and win.
-QUICKSTART_ROLLOUT = (
-    # a demonstration takes 5 turns (run the tests, grep, edit, run the tests, finish); the 8-turn
-    # default let 81 of 120 failed base episodes run 3 more turns of ~55 tokens for nothing
-    "rollout.max_turns=6",
-    "rollout.max_new_tokens=192",
-    "rollout.max_context_tokens=3072",
-    "rollout.temperature=0.5",
-    # eight episodes in flight: their turns share one continuously batched decode
-    # (swetrain.policy.wrappers.continuous) while the others' sandboxes run tests
-    "rollout.workers=8",
-    "rollout.batch_generation=true",
-    # str_replace tolerates imprecise copies (env/edit_match.py; exact when old_str is verbatim):
-    # a small base's near-copies apply instead of failing "not found verbatim" (issue 31)
-    "env.edit_match=tolerant",
-)
 
 
 class QuickstartError(ValueError):
@@ -69,6 +50,7 @@ class QuickstartOptions:
     probe_rollouts: int = 2
     rl_tasks: int = 8  # size of the RL set chosen by the frontier selection
     frontier_samples: int = 4  # single attempts per RL-set task, before and after RL (fresh seeds; 0: skip)
+    prior_mastery: str = "shipped"  # the base's offline mastery over train tasks: shipped | none | a file (mastery_prior.py)
     overrides: tuple[str, ...] = ()
     progress: bool = True
     tasks_file: Path | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
@@ -84,19 +66,12 @@ PROFILES: dict[str, dict[str, int]] = {
 }
 
 
-def _suite(split: str, tasks_file: Path | None) -> list[Any]:
-    from swetrain.tasks.builtin import load_builtin
-
-    kwargs = {"path": tasks_file} if tasks_file else {}
-    return sorted(load_builtin(split=split, **kwargs), key=lambda t: t.instance_id)
-
-
 def heldout_sample(n: int, seed: int, tasks_file: Path | None = None, tier: str | None = None) -> list[Any]:
     """The first ``n`` held-out tasks (of ``tier`` when given) of a seeded shuffle of the suite (or
     of ``tasks_file``)."""
     from swetrain.tasks.record import task_tier
 
-    tasks = _suite("heldout", tasks_file)
+    tasks = suite_tasks("heldout", tasks_file)
     random.Random(seed).shuffle(tasks)
     return [t for t in tasks if tier is None or task_tier(t) == tier][:n]
 
@@ -223,7 +198,8 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from swetrain.curriculum.mastery import MasteryMap, estimate_mastery
+    from swetrain.curriculum.mastery import MasteryError, MasteryMap, estimate_mastery
+    from swetrain.recipes.tiny.mastery_prior import load_prior, probe_order, resolve_prior, seed_map
     from swetrain.eval.evaluate import evaluate_policy
     from swetrain.policy.hf import HFPolicy
     from swetrain.policy.spec import resolve_policy_path
@@ -237,10 +213,15 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
     _check_out(out)
     try:
         heldout = heldout_sample(opts.eval_tasks, opts.seed, opts.tasks_file)
-        train_tasks = _suite("train", opts.tasks_file)
+        train_tasks = suite_tasks("train", opts.tasks_file)
     except (OSError, ValueError) as exc:
         raise QuickstartError(f"--tasks {opts.tasks_file}: {exc}") from None
     where = f"--tasks {opts.tasks_file}" if opts.tasks_file else "the built-in suite"
+    if opts.prior_mastery not in ("shipped", "none"):
+        try:
+            load_prior(opts.prior_mastery)
+        except MasteryError as exc:
+            raise QuickstartError(f"--prior-mastery: {exc} (give a prior file, 'shipped' or 'none')") from None
     if not heldout:
         raise QuickstartError(f"{where}: no held-out tasks (split 'heldout') to evaluate on")
     if not train_tasks:
@@ -290,15 +271,22 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
         curriculum: dict[str, Any] = {"probed": 0, "fallback": True, "rl_tasks": None}
         rl_tasks = train_tasks
         if opts.probe_tasks:
-            probe = list(train_tasks)
-            random.Random(opts.seed).shuffle(probe)
-            probe = probe[: opts.probe_tasks]
+            try:
+                prior, prior_note = resolve_prior(opts.prior_mastery, opts.policy, base_path)
+            except MasteryError as exc:
+                raise QuickstartError(f"--prior-mastery {opts.prior_mastery}: {exc}") from None
+            console.print(f"curriculum: {prior_note}")
+            probe = probe_order(train_tasks, prior, opts.seed)[: opts.probe_tasks]
             mastery = MasteryMap(policy=str(base_path))
+            seeded = seed_map(mastery, prior, [t.instance_id for t in probe])
             estimate_mastery(base_policy, probe, out / "curriculum", mastery, phase="base", rollouts=opts.probe_rollouts,
                              seed=opts.seed + 777, on_result=bar("curriculum: base mastery (train)", len(probe) * opts.probe_rollouts),
                              **run_kwargs)
             mastery.save(out / "curriculum" / "mastery.json")
             rl_tasks, curriculum = select_rl_tasks(mastery, probe, opts.rl_tasks, opts.seed)
+            curriculum["prior"] = {"used": prior is not None, "note": prior_note, "probed_with_prior": seeded,
+                                   **({"source": prior.source, "weights_sha256": prior.weights_sha256,
+                                       "rollouts_per_task": prior.settings.get("rollouts")} if prior else {})}
             (out / "curriculum" / "selection.json").write_text(json.dumps(curriculum, indent=1) + "\n")
         timings["curriculum_s"] = time.monotonic() - t0
 
@@ -438,6 +426,11 @@ def _notes(summary: dict[str, Any]) -> list[str]:
             frontier, evidence = c.get("frontier", 0), c.get("evidence", 0)
             notes.append(f"Curriculum: {frontier} frontier task{'s' * (frontier != 1)} (0 < p̂ < 1) and {evidence} "
                          f"evidence task{'s' * (evidence != 1)} of {cur['probed']} probed train tasks were trained on.")
+    prior = cur.get("prior")
+    if prior:
+        notes.append(f"Curriculum prior: {prior['note']}"
+                     + (f"; {prior['probed_with_prior']} of the probed tasks pooled its estimates with this run's probe."
+                        if prior.get("used") else "."))
     f = summary.get("failures", {})
     if f:
         notes.append(f"Infrastructure failures (never scored): {f['eval_before']['infra']} before, {f['rl']['infra']} in RL, "
