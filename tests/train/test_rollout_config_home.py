@@ -18,6 +18,7 @@ MAPPED = {
     "sandbox": "sandbox", "batch_generation": "batch_generation", "batch_wait_ms": "batch_wait_ms",
     "seed": None, "limits": None,
     "edit_match": None,  # from the env section (TrainConfig.env.edit_match); tests/env/test_edit_match.py
+    "command_timeout_s": None, "test_timeout_s": None,  # from the env section (EnvConfig.run_kwargs)
 }
 LIMITS = {"max_turns": "max_turns", "max_context_tokens": "max_context_tokens",
           "max_tokens_per_call": "max_new_tokens", "max_wall_s": "max_wall_s", "max_output_tokens": "max_output_tokens",

@@ -288,6 +288,8 @@ def estimate_mastery(
     verifier: PatchVerifier | None = None,
     on_result: Any = None,
     edit_match: str = "exact",
+    command_timeout_s: float = 120.0,
+    test_timeout_s: float = 60.0,
     **sampling_values: Any,
 ) -> dict[str, Any]:
     """Run ``rollouts`` independent single-attempt rollouts per task (the rollout engine, real
@@ -307,7 +309,8 @@ def estimate_mastery(
     chosen = (sampling or sampling_defaults("mastery")).override(**sampling_values)
     report, trajs = run_local(
         policy, tasks, out_dir, chains=rollouts, attempts=1, context_variant="none", seed=seed, workers=workers,
-        verifier=verifier, on_result=on_result, edit_match=edit_match, **chosen.sampling().model_dump(),
+        verifier=verifier, on_result=on_result, edit_match=edit_match, command_timeout_s=command_timeout_s,
+        test_timeout_s=test_timeout_s, **chosen.sampling().model_dump(),
     )
     changes = update_from_trajectories(mastery, trajs, phase)
     return {**changes, "skipped": dict(report.skipped_tasks)}

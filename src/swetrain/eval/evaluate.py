@@ -96,6 +96,8 @@ def evaluate_policy(
     on_result: Any = None,
     batch_generation: bool = True,
     edit_match: str = "exact",
+    command_timeout_s: float = 120.0,
+    test_timeout_s: float = 60.0,
     policy_name: str = "policy",
     **sampling_values: Any,
 ) -> EvalResult:
@@ -114,7 +116,8 @@ def evaluate_policy(
     protocol = EvalProtocol(
         **chosen.model_dump(), attempts=attempts, context=context_variant, seeds=[seed], chains=chains,
         mode="resample" if context_variant == "none" else "feedback", workers=workers,
-        batch_generation=batch_generation, edit_match=edit_match,
+        batch_generation=batch_generation, edit_match=edit_match, command_timeout_s=command_timeout_s,
+        test_timeout_s=test_timeout_s,
     )
     record = run_eval(policy, tasks, out_dir, protocol, policy_name=policy_name, verifier=verifier, on_result=on_result)
     return EvalResult.from_record(record)

@@ -67,6 +67,8 @@ class EvalProtocol(SamplingConfig):
     workers: int = Field(1, ge=1)
     batch_generation: bool = True  # workers > 1: the chains' generate calls share the model (records unchanged)
     edit_match: Literal["exact", "tolerant"] = "exact"  # str_replace matching (env/edit_match.py)
+    command_timeout_s: float = Field(120.0, gt=0.0)  # one agent command's wall-clock limit
+    test_timeout_s: float = Field(60.0, gt=0.0)  # the verifier's per-test limit
     preset: Optional[str] = None
 
     @model_validator(mode="before")
@@ -195,6 +197,7 @@ def _run_seed(policy: Policy, tasks: list[Any], out: Path, protocol: EvalProtoco
         policy, tasks, out, chains=protocol.chains, attempts=protocol.attempts, context_variant=protocol.context,
         seed=seed, context_budget_tokens=protocol.context_budget, workers=protocol.workers, verifier=verifier,
         on_result=on_result, batch_generation=protocol.batch_generation, edit_match=protocol.edit_match,
+        command_timeout_s=protocol.command_timeout_s, test_timeout_s=protocol.test_timeout_s,
         **protocol.sampling().model_dump(),
     )
 

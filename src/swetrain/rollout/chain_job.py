@@ -54,6 +54,8 @@ class ChainJobConfig:
     batch_generation: bool = False
     batch_wait_ms: float = 5.0
     edit_match: str = "exact"  # str_replace matching of the agent's tools: exact | tolerant (env/edit_match.py)
+    command_timeout_s: float = 120.0  # wall-clock limit of one agent command in the workspace (a hanging test run)
+    test_timeout_s: float = 60.0  # the verifier's per-test limit (a test the patch makes hang FAILS after it)
 
     def __post_init__(self) -> None:
         from swetrain.env.backend import check_sandbox, default_sandbox
@@ -72,6 +74,9 @@ class ChainJobConfig:
         if self.batch_wait_ms < 0:
             raise ValueError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms}")
         check_edit_match(self.edit_match)
+        for name in ("command_timeout_s", "test_timeout_s", "verify_timeout_s"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
 
     @classmethod
     def from_sampling(cls, sampling: Any, *, extra_limits: dict[str, Any] | None = None,
@@ -150,8 +155,10 @@ def run_chain_job(
 ) -> ChainResult:
     """Run chain ``chain`` of ``task`` with infra retries (the same code on every backend)."""
     from swetrain.env.backend import open_workspace
+    from swetrain.env.interface import Limits
 
-    make_ws = workspace_factory or (lambda t: open_workspace(t, sandbox=config.sandbox))
+    limits = Limits(timeout_s=config.command_timeout_s)
+    make_ws = workspace_factory or (lambda t: open_workspace(t, sandbox=config.sandbox, limits=limits))
     started = time.monotonic()
     result = ChainResult(task.instance_id, chain)
     runner = config.chain_runner()
@@ -211,11 +218,12 @@ def build_policy(spec: PolicySpec) -> Policy:
     raise TypeError(f"policy spec must be a Policy, a factory or a string, got {type(spec).__name__}")
 
 
-def build_verifier(timeout_s: float, sandbox: str | None = None) -> PatchVerifier:
-    """The environment's verifier (hidden tests in a fresh workspace of ``sandbox``)."""
+def build_verifier(timeout_s: float, sandbox: str | None = None, test_timeout_s: float = 60.0) -> PatchVerifier:
+    """The environment's verifier (hidden tests in a fresh workspace of ``sandbox``; the whole run
+    limited to ``timeout_s``, each test to ``test_timeout_s``)."""
     from swetrain.env.verifier import Verifier
 
-    return Verifier(timeout_s=timeout_s, sandbox=sandbox)
+    return Verifier(timeout_s=timeout_s, sandbox=sandbox, test_timeout_s=test_timeout_s)
 
 
 @dataclass

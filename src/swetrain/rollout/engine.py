@@ -179,7 +179,7 @@ class RolloutEngine:
 
             return RayChainPool(self.policy_factory, self.config, workers=self.workers, address=self.ray_address,
                                 num_cpus=self.ray_num_cpus, workspace_factory=self.workspace_factory)
-        verifier = self._verifier or build_verifier(self.config.verify_timeout_s, self.config.sandbox)
+        verifier = self._verifier or build_verifier(self.config.verify_timeout_s, self.config.sandbox, self.config.test_timeout_s)
         return LocalChainPool(self._local_policy(), verifier, self.config, workers=self.workers,
                               workspace_factory=self.workspace_factory)
 
@@ -234,6 +234,8 @@ def run_local(
     on_result: Callable[[ChainResult], None] | None = None,
     batch_generation: bool = True,
     edit_match: str = "exact",
+    command_timeout_s: float = 120.0,
+    test_timeout_s: float = 60.0,
 ) -> tuple[RolloutReport, list[Trajectory]]:
     """Roll ``tasks`` out with one in-process policy into ``out_dir``'s store (appending, no
     resume) and return the report with the trajectories this call added (evaluation, mastery).
@@ -257,6 +259,8 @@ def run_local(
             top_k=top_k,
             batch_generation=batch_generation,
             edit_match=edit_match,
+            command_timeout_s=command_timeout_s,
+            test_timeout_s=test_timeout_s,
         ),
     )
     store = TrajectoryStore(out_dir)

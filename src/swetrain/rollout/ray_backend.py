@@ -52,7 +52,7 @@ class ChainActor:
             pass
         self.config = config
         self.policy = build_policy(policy_spec)
-        self.verifier = build_verifier(config.verify_timeout_s, config.sandbox)
+        self.verifier = build_verifier(config.verify_timeout_s, config.sandbox, config.test_timeout_s)
         self.workspace_factory = workspace_factory
 
     def run(self, task_row: dict[str, Any], base_dir: str | None, chain: int) -> dict[str, Any]:

@@ -143,11 +143,12 @@ class RolloutConfig(TrainingSamplingConfig):
             return True
         return bool(self.batch_generation)
 
-    def engine_config(self, seed: int, edit_match: str = "exact") -> Any:
+    def engine_config(self, seed: int, edit_match: str = "exact", command_timeout_s: float = 120.0,
+                      test_timeout_s: float = 60.0) -> Any:
         """The rollout engine's :class:`swetrain.rollout.chain_job.ChainJobConfig` for this section:
         the one place where the training recipe's rollout keys map onto the engine's (a test checks
         that every engine field is mapped, so a new engine knob cannot be silently dropped).
-        ``edit_match`` comes from the ``env`` section (:class:`EnvConfig`)."""
+        ``edit_match`` and the timeouts come from the ``env`` section (:meth:`EnvConfig.run_kwargs`)."""
         from swetrain.rollout.chain_job import ChainJobConfig
 
         return ChainJobConfig.from_sampling(
@@ -165,6 +166,8 @@ class RolloutConfig(TrainingSamplingConfig):
             batch_generation=self.batches_generation(),
             batch_wait_ms=self.batch_wait_ms,
             edit_match=edit_match,
+            command_timeout_s=command_timeout_s,
+            test_timeout_s=test_timeout_s,
         )
 
 
@@ -174,6 +177,16 @@ class EnvConfig(Section):
     matching that carries the edit over (``swetrain.env.edit_match``, docs/agent.md)."""
 
     edit_match: Literal["exact", "tolerant"] = "exact"
+    # wall-clock limit of one agent command (e.g. a test run the agent's edit made hang)
+    command_timeout_s: float = Field(default=120.0, gt=0.0)
+    # the verifier's per-test limit: a test that runs longer FAILS with a message saying it hung
+    test_timeout_s: float = Field(default=60.0, gt=0.0)
+
+    def run_kwargs(self) -> dict[str, Any]:
+        """This section as keyword arguments of the rollout engine's entry points (``run_local``,
+        ``evaluate_policy``, ``estimate_mastery``, :meth:`RolloutConfig.engine_config`)."""
+        return {"edit_match": self.edit_match, "command_timeout_s": self.command_timeout_s,
+                "test_timeout_s": self.test_timeout_s}
 
 
 class MopdConfig(Section):

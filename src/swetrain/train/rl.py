@@ -335,7 +335,7 @@ class RLTrainer:
                 policy_factory=str(self._publish_weights()),
                 backend="ray",
                 workers=ro.workers,
-                config=ro.engine_config(rollout_seed(cfg.seed, step), edit_match=cfg.env.edit_match),
+                config=ro.engine_config(rollout_seed(cfg.seed, step), **cfg.env.run_kwargs()),
                 workspace_factory=self.workspace_factory,
                 ray_address=ro.ray_address,
                 ray_num_cpus=ro.ray_num_cpus,
@@ -346,7 +346,7 @@ class RLTrainer:
                 self.verifier,
                 backend="local",
                 workers=ro.workers,
-                config=ro.engine_config(rollout_seed(cfg.seed, step), edit_match=cfg.env.edit_match),
+                config=ro.engine_config(rollout_seed(cfg.seed, step), **cfg.env.run_kwargs()),
                 workspace_factory=self.workspace_factory,
             )
         store = self._store()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import yaml
 
 from swetrain.tasks.builtin import TASKS_FILE
 
@@ -32,7 +33,10 @@ def test_quickstart_tiny_schedule(tmp_path):
     assert (out / "metrics.jsonl").read_text().count("\n") == 1
     assert list((out / "tensorboard").glob("events.out.tfevents.*"))
     assert list((out / "trajectories").glob("part-*.parquet"))
-    assert (out / "config.yaml").is_file()
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    # a tiny base gets the quickstart's optimizer and the built-in suite's short timeouts
+    assert config["optim"]["lr"] == 3e-4 and config["optim"]["epochs"] == 2
+    assert config["env"]["command_timeout_s"] == 30 and config["env"]["test_timeout_s"] == 10
     assert on_disk["trained_checkpoint"] and (out / "checkpoints").is_dir()
     assert on_disk["base_checkpoint"] and on_disk["eval_tasks"] == 2 == len(on_disk["eval_task_ids"])
     paired = on_disk["paired"]
@@ -60,6 +64,13 @@ def test_quickstart_tiny_schedule(tmp_path):
     machine = on_disk["machine"]
     assert machine["cores"] >= 1 and machine["torch_threads"] >= 1 and isinstance(machine["cpu_native_bf16"], bool)
     assert f"{machine['cores']} cores" in report and "bf16 arithmetic on the CPU" in report
+
+
+def test_only_the_tiny_bases_get_the_quickstart_optimizer():
+    from swetrain.recipes.tiny.quickstart_settings import TINY_OPTIM, optim_overrides
+
+    assert optim_overrides("tiny-sft") == TINY_OPTIM == optim_overrides("tiny") == optim_overrides("tiny:small")
+    assert optim_overrides("smollm2-sft") == () == optim_overrides("/models/my-base")
 
 
 def test_quickstart_refuses_a_foreign_out_folder(tmp_path):

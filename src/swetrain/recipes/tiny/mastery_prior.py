@@ -182,7 +182,7 @@ def build_prior(policy: str, out: Path, *, rollouts: int = 4, seed: int = 31337,
     with tempfile.TemporaryDirectory(prefix="swetrain-prior-") as tmp:
         estimate_mastery(HFPolicy(base, dtype=config.rollout.hf_dtype), tasks, runs_dir or Path(tmp), mastery,
                          phase=PRIOR_PHASE, rollouts=rollouts, seed=seed, sampling=sampling,
-                         workers=config.rollout.workers, edit_match=config.env.edit_match)
+                         workers=config.rollout.workers, **config.env.run_kwargs())
     settings = {"policy": policy, "rollouts": rollouts, "seed": seed, "split": "train",
                 "tasks": str(tasks_file) if tasks_file else "builtin", "edit_match": config.env.edit_match,
                 "sampling": sampling.model_dump(), "dtype": str(config.rollout.hf_dtype)}

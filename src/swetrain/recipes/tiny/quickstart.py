@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swetrain.recipes.tiny.quickstart_settings import QUICKSTART_ROLLOUT, suite_tasks
+from swetrain.recipes.tiny.quickstart_settings import QUICKSTART_ROLLOUT, optim_overrides, suite_tasks
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ class QuickstartError(ValueError):
 class QuickstartOptions:
     out: Path = Path("runs/quickstart")
     policy: str = "tiny-sft"
-    steps: int = 4
+    steps: int = 6
     seed: int = 0
     eval_tasks: int = 60
     eval_chains: int = 1
@@ -49,7 +49,7 @@ class QuickstartOptions:
     probe_tasks: int = 24  # train tasks whose base mastery picks the RL set (0: no curriculum)
     probe_rollouts: int = 2
     rl_tasks: int = 8  # size of the RL set chosen by the frontier selection
-    frontier_samples: int = 4  # single attempts per RL-set task, before and after RL (fresh seeds; 0: skip)
+    frontier_samples: int = 16  # single attempts per RL-set task, before and after RL (fresh seeds; 0: skip)
     prior_mastery: str = "shipped"  # the base's offline mastery over train tasks: shipped | none | a file (mastery_prior.py)
     overrides: tuple[str, ...] = ()
     progress: bool = True
@@ -59,8 +59,8 @@ class QuickstartOptions:
 # Named sizes of the run (``swetrain quickstart --profile NAME``); options given explicitly win.
 # ``smoke`` (~2-3 min on 2 cores) is what CI runs after a fresh install: every phase, small.
 PROFILES: dict[str, dict[str, int]] = {
-    "default": {"steps": 4, "eval_tasks": 60, "tasks_per_step": 2, "group": 4, "probe_tasks": 24,
-                "probe_rollouts": 2, "rl_tasks": 8, "frontier_samples": 4},
+    "default": {"steps": 6, "eval_tasks": 60, "tasks_per_step": 2, "group": 4, "probe_tasks": 24,
+                "probe_rollouts": 2, "rl_tasks": 8, "frontier_samples": 16},
     "smoke": {"steps": 1, "eval_tasks": 6, "tasks_per_step": 1, "group": 2, "probe_tasks": 4,
               "probe_rollouts": 1, "rl_tasks": 2, "frontier_samples": 1},
 }
@@ -230,7 +230,7 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
         config = load_config("fcswe", overrides=[
             f"train.steps={opts.steps}", f"train.save_every={max(1, opts.steps // 2)}", f"seed={opts.seed}",
             f"rollout.tasks_per_step={opts.tasks_per_step}", f"rollout.group={opts.group}", "logging.progress=false",
-            *QUICKSTART_ROLLOUT, *opts.overrides,
+            *QUICKSTART_ROLLOUT, *optim_overrides(opts.policy), *opts.overrides,
         ])
     except ValueError as exc:
         raise QuickstartError(f"overrides: {exc}") from None
@@ -252,7 +252,7 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
         config.policy = str(base_path)
         # the training rollouts' sampling (decoding and limits) for the evaluations and the mastery probe
         run_kwargs = dict(sampling=config.rollout.sampling(), workers=config.rollout.workers,
-                          edit_match=config.env.edit_match)
+                          **config.env.run_kwargs())
         eval_kwargs = dict(chains=opts.eval_chains, attempts=2, context_variant="patch+verifier",
                            seed=opts.seed + 12345, **run_kwargs)
 
