@@ -129,9 +129,12 @@ def write_report(
                      f"{_pct(frontier['before'])} | {_pct(frontier['after'])} | {100 * (frontier['after'] - frontier['before']):+.1f} pp |")
     for p in paired:
         if p.get("diff") is not None:
-            lines.append(f"\nPaired {_metric_label(p['metric'])} after - before over {p['n_tasks']} tasks: "
+            # the RL set's figures pair (task, sample) attempts; the held-out ones pair tasks
+            unit = "pairs" if p.get("n_pairs") else "tasks"
+            over = f"{p['n_tasks']} tasks" + (f" ({p['n_pairs']} same-seed pairs)" if p.get("n_pairs") else "")
+            lines.append(f"\nPaired {_metric_label(p['metric'])} after - before over {over}: "
                          f"{100 * p['diff']:+.1f} points, 95% bootstrap interval [{100 * p['ci_low']:+.1f}, {100 * p['ci_high']:+.1f}]"
-                         f" ({p.get('improved', '?')} tasks improved, {p.get('regressed', '?')} regressed).")
+                         f" ({p.get('improved', '?')} {unit} improved, {p.get('regressed', '?')} regressed).")
     lines += ["", "## Training", ""]
     if metrics:
         lines += ["| step | reward | first attempt (rollout R@1) | within 2 attempts (rollout R@2) | loss | grad norm | step time (s) |",

@@ -437,5 +437,9 @@ def _notes(summary: dict[str, Any]) -> list[str]:
                      f"{f['eval_after']['infra']} after; model failures (scored, unresolved attempts): "
                      f"{f['eval_before']['model']} before, {f['eval_after']['model']} after.")
     if summary["before"]["resolved_at_1"] == 0:
-        notes.append("The base resolved no held-out task on the first attempt: RL has little signal to work with.")
+        if (summary.get("frontier") or {}).get("before"):  # the base earned reward on its RL set
+            notes.append("The base resolved no held-out task on the first attempt: held-out figures rise only if what "
+                         "RL learned on the RL set's train tasks carries over to unseen tasks.")
+        else:
+            notes.append("The base resolved no held-out task on the first attempt: RL has little signal to work with.")
     return notes
