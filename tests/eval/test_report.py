@@ -28,3 +28,25 @@ def test_write_report(tmp_path):
         data = (tmp_path / png).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 2000
         assert f"]({png})" in text
+
+
+def test_the_rl_set_gets_its_bars_and_its_pairs_are_counted_as_pairs(tmp_path):
+    import matplotlib.image
+
+    base = {"before": {"resolved_at_1": 0.0, "resolved_at_2": 0.0, "conditional_recovery": 0.0},
+            "after": {"resolved_at_1": 0.0, "resolved_at_2": 0.0, "conditional_recovery": 0.0}, "steps": 1,
+            "paired": {"metric": "resolved_at_2", "n_tasks": 60, "diff": 0.0, "ci_low": 0.0, "ci_high": 0.0}}
+    frontier = {"tasks": ["a", "b", "c"], "samples": 16, "before": 0.375, "after": 0.792,
+                "paired": {"metric": "frontier_success", "n_tasks": 3, "n_pairs": 48, "diff": 0.417, "ci_low": 0.25,
+                           "ci_high": 0.583, "improved": 23, "regressed": 3}}
+    widths = {}
+    for name, summary in (("plain", base), ("rl_set", {**base, "frontier": frontier})):
+        out = tmp_path / name
+        report = write_report(out, summary=summary, metrics=[]).read_text()
+        widths[name] = matplotlib.image.imread(out / "resolved_before_after.png").shape[1]
+    # both have the paired panel; the RL set's before/after bars widen the first one. Its paired
+    # line counts (task, sample) pairs, the held-out one tasks
+    assert widths["rl_set"] > widths["plain"]
+    assert "over 3 tasks (48 same-seed pairs)" in report and "(23 pairs improved, 3 regressed)" in report
+    assert "| RL set success (train, 3 tasks x 16 fresh attempts) | 37.5% | 79.2% | +41.7 pp |" in report
+    assert "over 60 tasks: +0.0 points" in report and "(? tasks improved" in report

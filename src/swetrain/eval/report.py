@@ -44,10 +44,11 @@ def _metric_label(metric: str) -> str:
 
 
 def plot_before_after(before: dict[str, float], after: dict[str, float], path: Path,
-                      paired: list[dict[str, Any]] | None = None) -> Path:
+                      paired: list[dict[str, Any]] | None = None, rl_set: tuple[float, float] | None = None) -> Path:
     """Grouped bars (each labelled with its value, so a chart of zeros still reads) of Resolved@1,
-    Resolved@2 and conditional recovery before vs after training; with ``paired``, a second panel
-    with each paired after - before difference and its bootstrap 95% interval."""
+    Resolved@2 and conditional recovery before vs after training, and with ``rl_set`` the RL set's
+    success (train tasks, fresh seeds) before and after; with ``paired``, a second panel with each
+    paired after - before difference and its bootstrap 95% interval."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -55,9 +56,15 @@ def plot_before_after(before: dict[str, float], after: dict[str, float], path: P
 
     keys = ["resolved_at_1", "resolved_at_2", "conditional_recovery"]
     labels = ["Resolved@1", "Resolved@2", "Cond. recovery"]
+    if rl_set is not None:
+        keys.append("rl_set_success")
+        labels.append("RL set success\n(train)")
+        labels[2] = "Cond.\nrecovery"
+        before, after = {**before, "rl_set_success": rl_set[0]}, {**after, "rl_set_success": rl_set[1]}
     x = list(range(len(keys)))
     panels = 2 if paired else 1
-    fig, axes = plt.subplots(1, panels, figsize=(6 + 3.5 * (panels - 1), 3.5), squeeze=False)
+    width = 6 + 1.5 * (len(keys) - 3)
+    fig, axes = plt.subplots(1, panels, figsize=(width + 3.5 * (panels - 1), 3.5), squeeze=False)
     ax = axes[0][0]
     for shift, name, values in ((-0.2, "before", before), (0.2, "after", after)):
         heights = [values.get(k) or 0.0 for k in keys]
@@ -65,8 +72,8 @@ def plot_before_after(before: dict[str, float], after: dict[str, float], path: P
         ax.bar_label(bars, labels=[f"{100 * h:.1f}%" for h in heights], fontsize=7, padding=1)
     ax.set_xticks(x, labels)
     ax.set_ylim(0, max(0.1, 1.15 * max([before.get(k) or 0.0 for k in keys] + [after.get(k) or 0.0 for k in keys])))
-    ax.set_ylabel("fraction of held-out tasks")
-    ax.set_title("Held-out evaluation before vs after RL")
+    ax.set_ylabel("fraction of held-out tasks" if rl_set is None else "fraction of tasks (RL set: of attempts)")
+    ax.set_title("Held-out evaluation before vs after RL" if rl_set is None else "Before vs after RL (held-out; RL set)")
     ax.legend()
     if paired:
         ax2 = axes[0][1]
@@ -104,7 +111,8 @@ def write_report(
     frontier = summary.get("frontier") or {}
     if frontier.get("paired", {}).get("diff") is not None:
         paired.append(frontier["paired"])
-    plots.append(plot_before_after(before, after, run_dir / "resolved_before_after.png", paired or None).name)
+    rl_set = (frontier["before"], frontier["after"]) if frontier.get("before") is not None else None
+    plots.append(plot_before_after(before, after, run_dir / "resolved_before_after.png", paired or None, rl_set).name)
     lines = [
         "# swetrain run report",
         "",
