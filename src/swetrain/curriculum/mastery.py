@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TYPE_CHECKING
 
+from swetrain.env.interface import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
 from swetrain.rollout.sampling import SamplingConfig, sampling_defaults
 
 if TYPE_CHECKING:
@@ -288,8 +289,8 @@ def estimate_mastery(
     verifier: PatchVerifier | None = None,
     on_result: Any = None,
     edit_match: str = "exact",
-    command_timeout_s: float = 120.0,
-    test_timeout_s: float = 60.0,
+    command_timeout_s: float = COMMAND_TIMEOUT_S,
+    test_timeout_s: float = TEST_TIMEOUT_S,
     **sampling_values: Any,
 ) -> dict[str, Any]:
     """Run ``rollouts`` independent single-attempt rollouts per task (the rollout engine, real

@@ -34,10 +34,16 @@ class WorkspaceError(RuntimeError):
     """A workspace could not be created or used; the message names the task and the cause."""
 
 
+#: the default wall-clock limit of one command in a workspace (an agent's test run included)
+COMMAND_TIMEOUT_S = 120.0
+#: the verifier's default per-test limit: a test that runs longer FAILS, saying it hung
+TEST_TIMEOUT_S = 60.0
+
+
 class Limits(BaseModel):
     """Resource limits of one command (all per command)."""
 
-    timeout_s: float = Field(default=120.0, gt=0, description="wall-clock limit")
+    timeout_s: float = Field(default=COMMAND_TIMEOUT_S, gt=0, description="wall-clock limit")
     cpu_s: int = Field(default=600, gt=0, description="RLIMIT_CPU seconds per process")
     memory_bytes: int = Field(default=8 << 30, gt=0, description="RLIMIT_AS bytes per process")
     file_size_bytes: int = Field(default=512 << 20, gt=0, description="RLIMIT_FSIZE: largest file a command may write")

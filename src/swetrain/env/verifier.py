@@ -66,7 +66,7 @@ from swetrain.env.harden import (
 from swetrain.env.protect import UNCHECKED, Violation, find_violations, patch_files
 from swetrain.env.stable import stable_output
 from swetrain.env.verdict import TestResult, Verdict
-from swetrain.env.interface import Limits, WorkspaceError
+from swetrain.env.interface import TEST_TIMEOUT_S, Limits, WorkspaceError
 from swetrain.tasks.record import Task
 
 TRACEBACK_CHARS = 1500
@@ -117,7 +117,7 @@ class Verifier:
         *,
         timeout_s: float = 300,
         limits: Limits | None = None,
-        test_timeout_s: float = 60,
+        test_timeout_s: float = TEST_TIMEOUT_S,
         root: str | Path | None = None,
         isolated: bool | None = None,
         sandbox: str | None = None,

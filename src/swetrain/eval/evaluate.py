@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, TYPE_CHECKING
 
+from swetrain.env.interface import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
 from swetrain.rollout.sampling import SamplingConfig, sampling_defaults
 
 if TYPE_CHECKING:
@@ -96,8 +97,8 @@ def evaluate_policy(
     on_result: Any = None,
     batch_generation: bool = True,
     edit_match: str = "exact",
-    command_timeout_s: float = 120.0,
-    test_timeout_s: float = 60.0,
+    command_timeout_s: float = COMMAND_TIMEOUT_S,
+    test_timeout_s: float = TEST_TIMEOUT_S,
     policy_name: str = "policy",
     **sampling_values: Any,
 ) -> EvalResult:

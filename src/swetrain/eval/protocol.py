@@ -30,6 +30,7 @@ from typing import Any, Callable, Literal, Optional, TYPE_CHECKING
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
+from swetrain.env.interface import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
 from swetrain.config import ConfigError, load_layers, preset_layer
 from swetrain.rollout.sampling import SamplingConfig, sampling_defaults
 
@@ -67,8 +68,8 @@ class EvalProtocol(SamplingConfig):
     workers: int = Field(1, ge=1)
     batch_generation: bool = True  # workers > 1: the chains' generate calls share the model (records unchanged)
     edit_match: Literal["exact", "tolerant"] = "exact"  # str_replace matching (env/edit_match.py)
-    command_timeout_s: float = Field(120.0, gt=0.0)  # one agent command's wall-clock limit
-    test_timeout_s: float = Field(60.0, gt=0.0)  # the verifier's per-test limit
+    command_timeout_s: float = Field(COMMAND_TIMEOUT_S, gt=0.0)  # one agent command's wall-clock limit
+    test_timeout_s: float = Field(TEST_TIMEOUT_S, gt=0.0)  # the verifier's per-test limit
     preset: Optional[str] = None
 
     @model_validator(mode="before")

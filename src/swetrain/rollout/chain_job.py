@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from swetrain.env.interface import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
 from swetrain.agent.chains import CONTEXT_VARIANTS, RecoveryChain
 from swetrain.agent.loop import EpisodeLimits, InfraError, PatchVerifier, WorkspaceFactory
 from swetrain.agent.trajectory import Trajectory
@@ -54,8 +55,8 @@ class ChainJobConfig:
     batch_generation: bool = False
     batch_wait_ms: float = 5.0
     edit_match: str = "exact"  # str_replace matching of the agent's tools: exact | tolerant (env/edit_match.py)
-    command_timeout_s: float = 120.0  # wall-clock limit of one agent command in the workspace (a hanging test run)
-    test_timeout_s: float = 60.0  # the verifier's per-test limit (a test the patch makes hang FAILS after it)
+    command_timeout_s: float = COMMAND_TIMEOUT_S  # wall-clock limit of one agent command in the workspace (a hanging test run)
+    test_timeout_s: float = TEST_TIMEOUT_S  # the verifier's per-test limit (a test the patch makes hang FAILS after it)
 
     def __post_init__(self) -> None:
         from swetrain.env.backend import check_sandbox, default_sandbox
@@ -218,7 +219,7 @@ def build_policy(spec: PolicySpec) -> Policy:
     raise TypeError(f"policy spec must be a Policy, a factory or a string, got {type(spec).__name__}")
 
 
-def build_verifier(timeout_s: float, sandbox: str | None = None, test_timeout_s: float = 60.0) -> PatchVerifier:
+def build_verifier(timeout_s: float, sandbox: str | None = None, test_timeout_s: float = TEST_TIMEOUT_S) -> PatchVerifier:
     """The environment's verifier (hidden tests in a fresh workspace of ``sandbox``; the whole run
     limited to ``timeout_s``, each test to ``test_timeout_s``)."""
     from swetrain.env.verifier import Verifier

@@ -48,6 +48,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from swetrain.env.interface import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
 from swetrain.agent.loop import EpisodeLimits, PatchVerifier, WorkspaceFactory
 from swetrain.agent.trajectory import Trajectory
 from swetrain.policy.base import Policy
@@ -234,8 +235,8 @@ def run_local(
     on_result: Callable[[ChainResult], None] | None = None,
     batch_generation: bool = True,
     edit_match: str = "exact",
-    command_timeout_s: float = 120.0,
-    test_timeout_s: float = 60.0,
+    command_timeout_s: float = COMMAND_TIMEOUT_S,
+    test_timeout_s: float = TEST_TIMEOUT_S,
 ) -> tuple[RolloutReport, list[Trajectory]]:
     """Roll ``tasks`` out with one in-process policy into ``out_dir``'s store (appending, no
     resume) and return the report with the trajectories this call added (evaluation, mastery).

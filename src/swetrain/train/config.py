@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 # the config-loading helper (re-exported: callers import ConfigError and friends from here)
+from swetrain.env.interface import COMMAND_TIMEOUT_S, TEST_TIMEOUT_S
 from swetrain.config import (  # noqa: F401
     ConfigError,
     Section,
@@ -143,8 +144,8 @@ class RolloutConfig(TrainingSamplingConfig):
             return True
         return bool(self.batch_generation)
 
-    def engine_config(self, seed: int, edit_match: str = "exact", command_timeout_s: float = 120.0,
-                      test_timeout_s: float = 60.0) -> Any:
+    def engine_config(self, seed: int, edit_match: str = "exact", command_timeout_s: float = COMMAND_TIMEOUT_S,
+                      test_timeout_s: float = TEST_TIMEOUT_S) -> Any:
         """The rollout engine's :class:`swetrain.rollout.chain_job.ChainJobConfig` for this section:
         the one place where the training recipe's rollout keys map onto the engine's (a test checks
         that every engine field is mapped, so a new engine knob cannot be silently dropped).
@@ -178,9 +179,9 @@ class EnvConfig(Section):
 
     edit_match: Literal["exact", "tolerant"] = "exact"
     # wall-clock limit of one agent command (e.g. a test run the agent's edit made hang)
-    command_timeout_s: float = Field(default=120.0, gt=0.0)
+    command_timeout_s: float = Field(default=COMMAND_TIMEOUT_S, gt=0.0)
     # the verifier's per-test limit: a test that runs longer FAILS with a message saying it hung
-    test_timeout_s: float = Field(default=60.0, gt=0.0)
+    test_timeout_s: float = Field(default=TEST_TIMEOUT_S, gt=0.0)
 
     def run_kwargs(self) -> dict[str, Any]:
         """This section as keyword arguments of the rollout engine's entry points (``run_local``,
