@@ -39,7 +39,7 @@ def test_update_threads_and_scoped_threads(monkeypatch):
     import os
 
     monkeypatch.delenv(threads.UPDATE_ENV_VAR, raising=False)
-    assert threads.update_threads() == len(os.sched_getaffinity(0))  # every usable core
+    assert threads.update_threads() == len(os.sched_getaffinity(0)) == threads.usable_cores()  # every usable core
     monkeypatch.setenv(threads.UPDATE_ENV_VAR, "3")
     assert threads.update_threads() == 3
     for bad in ("0", "x"):

@@ -83,6 +83,11 @@ def update_threads() -> int:
     value = _env_threads(UPDATE_ENV_VAR)
     if isinstance(value, int):
         return value
+    return usable_cores()
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask on Linux, else the CPU count)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux

@@ -66,11 +66,53 @@ def test_quickstart_tiny_schedule(tmp_path):
     assert f"{machine['cores']} cores" in report and "bf16 arithmetic on the CPU" in report
 
 
-def test_only_the_tiny_bases_get_the_quickstart_optimizer():
-    from swetrain.recipes.tiny.quickstart_settings import TINY_OPTIM, optim_overrides
+def test_each_base_family_gets_its_quickstart_settings():
+    from swetrain.recipes.tiny.quickstart_settings import SMOLLM2_SETTINGS, TINY_OPTIM, base_overrides
+    from swetrain.train.config import load_config
 
-    assert optim_overrides("tiny-sft") == TINY_OPTIM == optim_overrides("tiny") == optim_overrides("tiny:small")
-    assert optim_overrides("smollm2-sft") == () == optim_overrides("/models/my-base")
+    assert base_overrides("tiny-sft") == TINY_OPTIM == base_overrides("tiny") == base_overrides("tiny:small")
+    assert base_overrides("smollm2-easy-sft") == SMOLLM2_SETTINGS == base_overrides("smollm2-sft")
+    assert base_overrides("/models/my-base") == ()
+    config = load_config("fcswe", overrides=list(SMOLLM2_SETTINGS))  # every override names a real field
+    assert config.train.trainable_layers == 8 and config.rollout.hf_dtype == "bf16-native"
+    assert config.train.precision == "bf16-native" and config.optim.lr == 3e-5
+
+
+def test_the_tier_option_keeps_one_tier_on_both_splits():
+    from swetrain.recipes.tiny.quickstart import heldout_sample
+    from swetrain.recipes.tiny.quickstart_settings import suite_tasks
+    from swetrain.tasks.record import task_tier
+
+    train, heldout = suite_tasks("train", None, "easy"), heldout_sample(200, 0, tier="easy")
+    assert train and heldout and {task_tier(t) for t in train + heldout} == {"easy"}
+    assert len(suite_tasks("train", None)) > len(train) == len([t for t in suite_tasks("train", None) if task_tier(t) == "easy"])
+    assert heldout_sample(5, 0, tier="easy") == heldout[:5]
+
+
+def test_quickstart_refuses_an_unknown_tier(tmp_path):
+    from swetrain.recipes.tiny.quickstart import QuickstartError, QuickstartOptions, run_quickstart
+
+    with pytest.raises(QuickstartError, match=r"--tier hard: not one of easy, standard"):
+        run_quickstart(QuickstartOptions(out=tmp_path / "q", tier="hard", progress=False))
+    assert not (tmp_path / "q").exists()
+    res = _run_cli(["--profile", "smollm2-easy", "--tier", "hard", "--out", str(tmp_path / "q")])
+    assert res.exit_code == 2 and "--tier hard: not one of easy, standard" in res.output
+    assert not (tmp_path / "q").exists()
+
+
+def test_every_profile_names_a_base_a_tier_and_every_size():
+    from swetrain.recipes.tiny.mastery_prior import SHIPPED
+    from swetrain.recipes.tiny.quickstart import PROFILES, QuickstartOptions
+
+    keys = set(PROFILES["default"])
+    for name, profile in PROFILES.items():
+        assert set(profile) - {"torch_threads"} == keys - {"torch_threads"}, name
+        QuickstartOptions(**profile)  # every key is an option
+        assert profile["tier"] in (None, "easy", "standard")
+    assert PROFILES["default"]["policy"] == "tiny-sft" and PROFILES["default"]["tier"] is None
+    smol = PROFILES["smollm2-easy"]
+    assert smol["policy"] == "smollm2-easy-sft" and smol["tier"] == "easy" and smol["torch_threads"] is None
+    assert SHIPPED[smol["policy"]].is_file()  # its curriculum starts from a measured prior
 
 
 def test_quickstart_refuses_a_foreign_out_folder(tmp_path):

@@ -57,8 +57,9 @@ def warmstart(
 
 def quickstart(
     out: Path = typer.Option(Path("runs/quickstart"), "--out", help="run directory (replaced if it holds a previous quickstart)"),
-    policy: str = typer.Option("tiny-sft", "--policy", help="tiny-sft (default) | smollm2-sft | tiny | smollm2 | a model folder"),
-    profile: str = typer.Option("default", "--profile", help="run size: default (the main job) | smoke (~3 min, every phase small; CI)"),
+    policy: str = typer.Option(None, "--policy", help="the base: tiny-sft (the default profile's) | smollm2-easy-sft | smollm2-sft | tiny | smollm2 | a model folder"),
+    profile: str = typer.Option("default", "--profile", help="default (the main job: tiny-sft, every tier) | smoke (~3 min, every phase small; CI) | "
+                                "smollm2-easy (the SmolLM2 warm start on the crash tier; ~20 min on 2 cores with bf16 arithmetic)"),
     steps: int = typer.Option(None, "--steps", help="FC-SWE RL steps [6]"),
     seed: int = typer.Option(0, "--seed", help="seed of the held-out sample, the curriculum probe, RL and decoding"),
     eval_tasks: int = typer.Option(None, "--eval-tasks", help="held-out tasks evaluated before and after [60]"),
@@ -69,8 +70,9 @@ def quickstart(
     rl_tasks: int = typer.Option(None, "--rl-tasks", help="size of the RL set chosen from the mastery frontier [8]"),
     frontier_samples: int = typer.Option(None, "--frontier-samples", help="single attempts per RL-set task before and after RL, fresh seeds (0: skip) [16]"),
     tasks: Path = typer.Option(None, "--tasks", help="a built-in-format tasks.jsonl instead of the shipped suite"),
+    tier: str = typer.Option(None, "--tier", help="only tasks of this difficulty tier, train and held-out: easy (crash bugs) | standard [the profile's; default: all]"),
     prior_mastery: str = typer.Option("shipped", "--prior-mastery",
-                                      help="the base's offline mastery over train tasks, probed first: shipped (tiny-sft's) | none | a prior file"),
+                                      help="the base's offline mastery over train tasks, probed first: shipped (ships for tiny-sft and smollm2-easy-sft) | none | a prior file"),
     overrides: list[str] = typer.Argument(None, help="extra fcswe recipe overrides key=value"),
     sandbox: str = typer.Option("local", "--sandbox", help="workspace backend: local (bubblewrap) or docker (--tasks from `swetrain env build-image`)"),
 ) -> None:
@@ -83,7 +85,7 @@ def quickstart(
 
     if profile not in PROFILES:
         raise typer.BadParameter(f"{profile!r} is not one of {', '.join(PROFILES)}", param_hint="--profile")
-    given = dict(steps=steps, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step, group=group,
+    given = dict(policy=policy, tier=tier, steps=steps, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step, group=group,
                  probe_tasks=probe_tasks, probe_rollouts=probe_rollouts, rl_tasks=rl_tasks, frontier_samples=frontier_samples)
     sizes = {k: PROFILES[profile][k] if v is None else v for k, v in given.items()}
     console = Console()
@@ -99,7 +101,7 @@ def quickstart(
         use_sandbox(sandbox, checked)  # every task environment runs its tests, before anything is written
         summary = run_quickstart(
             QuickstartOptions(
-                out=out, policy=policy, seed=seed, tasks_file=tasks, prior_mastery=prior_mastery, **sizes,
+                out=out, seed=seed, tasks_file=tasks, prior_mastery=prior_mastery, torch_threads=PROFILES[profile].get("torch_threads", 1), **sizes,
                 overrides=(f"rollout.sandbox={sandbox}", *(overrides or ())),
             ),
             console,

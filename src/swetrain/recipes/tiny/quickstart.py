@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swetrain.recipes.tiny.quickstart_settings import QUICKSTART_ROLLOUT, optim_overrides, suite_tasks
+from swetrain.recipes.tiny.quickstart_settings import QUICKSTART_ROLLOUT, TIERS, base_overrides, suite_tasks
+from swetrain.tasks.record import task_tier
 
 log = logging.getLogger(__name__)
 
@@ -54,23 +55,31 @@ class QuickstartOptions:
     overrides: tuple[str, ...] = ()
     progress: bool = True
     tasks_file: Path | None = None  # a built-in-format tasks.jsonl instead of the shipped suite
+    tier: str | None = None  # only tasks of this difficulty tier (easy | standard), train and held-out
+    # torch intra-op threads of the in-process generator: 1 (swetrain's default: sandboxes share the
+    # cores) or None for one per usable core (a big model whose episodes are ~98% generation);
+    # SWETRAIN_TORCH_THREADS wins over both
+    torch_threads: int | None = 1
 
 
-# Named sizes of the run (``swetrain quickstart --profile NAME``); options given explicitly win.
-# ``smoke`` (~2-3 min on 2 cores) is what CI runs after a fresh install: every phase, small.
-PROFILES: dict[str, dict[str, int]] = {
-    "default": {"steps": 6, "eval_tasks": 60, "tasks_per_step": 2, "group": 4, "probe_tasks": 24,
-                "probe_rollouts": 2, "rl_tasks": 8, "frontier_samples": 16},
-    "smoke": {"steps": 1, "eval_tasks": 6, "tasks_per_step": 1, "group": 2, "probe_tasks": 4,
-              "probe_rollouts": 1, "rl_tasks": 2, "frontier_samples": 1},
+# Named runs (``swetrain quickstart --profile NAME``): the base, the task tier and the run's size;
+# options given explicitly win. ``smoke`` (~2-3 min on 2 cores) is what CI runs after a fresh
+# install: every phase, small. ``smollm2-easy`` trains the shipped SmolLM2 warm start on the crash
+# tier, the rung it earns held-out reward on (docs/agent.md), sized for ~20 min on 2 cores that
+# compute bf16 (AMX / AVX-512 BF16); about 3x that where they do not (docs/training.md).
+PROFILES: dict[str, dict[str, Any]] = {
+    "default": {"policy": "tiny-sft", "tier": None, "steps": 6, "eval_tasks": 60, "tasks_per_step": 2, "group": 4,
+                "probe_tasks": 24, "probe_rollouts": 2, "rl_tasks": 8, "frontier_samples": 16},
+    "smoke": {"policy": "tiny-sft", "tier": None, "steps": 1, "eval_tasks": 6, "tasks_per_step": 1, "group": 2,
+              "probe_tasks": 4, "probe_rollouts": 1, "rl_tasks": 2, "frontier_samples": 1},
+    "smollm2-easy": {"policy": "smollm2-easy-sft", "tier": "easy", "torch_threads": None, "steps": 4, "eval_tasks": 12, "tasks_per_step": 2,
+                     "group": 4, "probe_tasks": 8, "probe_rollouts": 2, "rl_tasks": 4, "frontier_samples": 6},
 }
 
 
 def heldout_sample(n: int, seed: int, tasks_file: Path | None = None, tier: str | None = None) -> list[Any]:
     """The first ``n`` held-out tasks (of ``tier`` when given) of a seeded shuffle of the suite (or
     of ``tasks_file``)."""
-    from swetrain.tasks.record import task_tier
-
     tasks = suite_tasks("heldout", tasks_file)
     random.Random(seed).shuffle(tasks)
     return [t for t in tasks if tier is None or task_tier(t) == tier][:n]
@@ -85,6 +94,8 @@ def _check_options(opts: QuickstartOptions) -> None:
             raise QuickstartError(f"{name}: must be an integer >= {low} (got {value!r})")
     if opts.tasks_file is not None and not Path(opts.tasks_file).is_file():
         raise QuickstartError(f"--tasks {opts.tasks_file}: no such file")
+    if opts.tier is not None and opts.tier not in TIERS:
+        raise QuickstartError(f"--tier {opts.tier}: not one of {', '.join(TIERS)}")
 
 
 def _check_out(out: Path) -> None:
@@ -132,8 +143,6 @@ def per_tier(before: Any, after: Any, tasks: list[Any], seed: int = 0) -> dict[s
     """Held-out figures per difficulty tier (:func:`swetrain.tasks.record.task_tier`): the tier's
     Resolved@1/@2 before and after over the tasks both evaluations scored, and the paired
     differences with their intervals."""
-    from swetrain.tasks.record import task_tier
-
     out: dict[str, dict[str, Any]] = {}
     for tier in sorted({task_tier(t) for t in tasks}):
         ids = {t.instance_id for t in tasks if task_tier(t) == tier}
@@ -203,7 +212,7 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
     from swetrain.eval.evaluate import evaluate_policy
     from swetrain.policy.hf import HFPolicy
     from swetrain.policy.spec import resolve_policy_path
-    from swetrain.policy.threads import configure_torch_threads
+    from swetrain.policy.threads import configure_torch_threads, usable_cores
     from swetrain.train.config import load_config
     from swetrain.train.rl import RLTrainer
 
@@ -212,11 +221,11 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
     out = Path(opts.out)
     _check_out(out)
     try:
-        heldout = heldout_sample(opts.eval_tasks, opts.seed, opts.tasks_file)
-        train_tasks = suite_tasks("train", opts.tasks_file)
+        heldout = heldout_sample(opts.eval_tasks, opts.seed, opts.tasks_file, opts.tier)
+        train_tasks = suite_tasks("train", opts.tasks_file, opts.tier)
     except (OSError, ValueError) as exc:
         raise QuickstartError(f"--tasks {opts.tasks_file}: {exc}") from None
-    where = f"--tasks {opts.tasks_file}" if opts.tasks_file else "the built-in suite"
+    where = (f"--tasks {opts.tasks_file}" if opts.tasks_file else "the built-in suite") + (f" (--tier {opts.tier})" if opts.tier else "")
     if opts.prior_mastery not in ("shipped", "none"):
         try:
             load_prior(opts.prior_mastery)
@@ -230,11 +239,11 @@ def run_quickstart(opts: QuickstartOptions, console: Any = None) -> dict[str, An
         config = load_config("fcswe", overrides=[
             f"train.steps={opts.steps}", f"train.save_every={max(1, opts.steps // 2)}", f"seed={opts.seed}",
             f"rollout.tasks_per_step={opts.tasks_per_step}", f"rollout.group={opts.group}", "logging.progress=false",
-            *QUICKSTART_ROLLOUT, *optim_overrides(opts.policy), *opts.overrides,
+            *QUICKSTART_ROLLOUT, *base_overrides(opts.policy), *opts.overrides,
         ])
     except ValueError as exc:
         raise QuickstartError(f"overrides: {exc}") from None
-    configure_torch_threads()
+    configure_torch_threads(opts.torch_threads or usable_cores())
     started = time.monotonic()
     timings: dict[str, float] = {}
     progress = Progress(
@@ -348,6 +357,7 @@ def _write_summary(opts: QuickstartOptions, out: Path, config: Any, base_path: P
         "base_checkpoint": str(base_path),
         "trained_checkpoint": str(ckpt / "model") if ckpt else None,
         "policy": opts.policy,
+        "tier": opts.tier,  # the difficulty tier of every task of the run (None: all tiers)
         "recipe": "fcswe",
         "seed": opts.seed,
         "eval_tasks": before.n_tasks,

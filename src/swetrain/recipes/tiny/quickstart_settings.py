@@ -33,21 +33,40 @@ QUICKSTART_ROLLOUT = (
 # The optimizer for the tiny bases (a 2.7M-parameter model): 1 epoch at the recipe's lr 5e-5 barely
 # moves it in the quickstart's few steps. lr 3e-4 with 2 clipped epochs per batch is the learning
 # check's setting (docs/training.md: 0.28 -> 0.86 in 3 steps; 1e-3 and above collapse it) and, in the
-# quickstart, took the RL set from 45.8% to 75.0% (stop 48). Pretrained bases (SmolLM2) keep the
-# recipe's lr: pass e.g. optim.lr=3e-5 for them (docs/training.md).
+# quickstart, took the RL set from 45.8% to 75.0% (stop 48).
 TINY_BASES = ("tiny", "tiny-sft", "tiny-sft-build", "small-sft")
 TINY_OPTIM = ("optim.lr=3e-4", "optim.epochs=2")
 
+# The SmolLM2-135M bases (docs/training.md, "RL step levers for a SmolLM2-sized base"): bf16 weights
+# for generation and bf16 autocast for the update where the CPU computes bf16 (AMX / AVX-512 BF16;
+# float32 elsewhere, where bf16 is several times slower), the update on the top 8 of 30 blocks
+# (6.3x faster than float32 on every layer), and a pretrained model's lr.
+SMOLLM2_BASES = ("smollm2", "smollm2-sft", "smollm2-easy-sft", "smollm2-easy-sft-build")
+SMOLLM2_SETTINGS = ("rollout.hf_dtype=bf16-native", "train.precision=bf16-native", "train.trainable_layers=8",
+                    "optim.lr=3e-5")
 
-def optim_overrides(policy: str) -> tuple[str, ...]:
-    """The quickstart's optimizer overrides for ``policy`` (a spec): :data:`TINY_OPTIM` for the tiny
-    bases, none for the others (the fcswe recipe's)."""
-    return TINY_OPTIM if policy in TINY_BASES or policy.startswith("tiny:") else ()
+
+def base_overrides(policy: str) -> tuple[str, ...]:
+    """The quickstart's per-base overrides for ``policy`` (a spec): :data:`TINY_OPTIM` for the tiny
+    bases, :data:`SMOLLM2_SETTINGS` for the SmolLM2 ones, none for others (a model folder keeps the
+    fcswe recipe's settings; pass overrides on the command line)."""
+    if policy in TINY_BASES or policy.startswith("tiny:"):
+        return TINY_OPTIM
+    if policy in SMOLLM2_BASES:
+        return SMOLLM2_SETTINGS
+    return ()
 
 
-def suite_tasks(split: str, tasks_file: Path | None) -> list[Any]:
-    """The ``split`` tasks of the built-in suite (or of ``tasks_file``), by instance id."""
+#: the built-in suite's difficulty tiers (``swetrain.tasks.record.task_tier``)
+TIERS = ("easy", "standard")
+
+
+def suite_tasks(split: str, tasks_file: Path | None, tier: str | None = None) -> list[Any]:
+    """The ``split`` tasks of the built-in suite (or of ``tasks_file``), by instance id; only those of
+    difficulty ``tier`` (``easy`` | ``standard``, :func:`swetrain.tasks.record.task_tier`) when given."""
     from swetrain.tasks.builtin import load_builtin
+    from swetrain.tasks.record import task_tier
 
     kwargs = {"path": tasks_file} if tasks_file else {}
-    return sorted(load_builtin(split=split, **kwargs), key=lambda t: t.instance_id)
+    tasks = sorted(load_builtin(split=split, **kwargs), key=lambda t: t.instance_id)
+    return [t for t in tasks if tier is None or task_tier(t) == tier]
