@@ -9,7 +9,7 @@ import pytest
 
 from swetrain.curriculum.mastery import MasteryError, MasteryMap
 from swetrain.recipes.tiny.mastery_prior import (
-    SHIPPED, MasteryPrior, load_prior, probe_order, resolve_prior, seed_map, weights_sha256,
+    SHIPPED, MasteryPrior, adapter_sha256, load_prior, probe_order, resolve_prior, seed_map, weights_sha256,
 )
 
 
@@ -64,6 +64,30 @@ def test_prior_round_trip_and_weights_check(tmp_path):
     assert resolve_prior("shipped", "no-such-spec", model) == (None, "no mastery prior ships for policy 'no-such-spec'")
 
 
+def test_a_merge_of_the_same_shipped_adapter_keeps_its_prior_on_another_cpu(tmp_path):
+    model = tmp_path / "merged"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"merge rounded on this CPU")
+    adapter = "ab" * 32
+    (model / "warmstart.json").write_text(json.dumps({"merged_from": "x.adapter", "adapter_sha256": adapter}))
+    assert adapter_sha256(model) == adapter
+    prior = _prior(tmp_path, {"x": (4, 2)}, sha="0" * 64)  # measured on a merge with other rounding
+    prior.adapter_sha256 = adapter
+    path = prior.save(tmp_path / "prior.json")
+    assert load_prior(path).adapter_sha256 == adapter
+    used, note = resolve_prior(str(path), "smollm2-easy-sft", model)
+    assert used is not None and "same shipped adapter" in note
+    (model / "warmstart.json").write_text(json.dumps({"adapter_sha256": "cd" * 32}))  # another adapter
+    assert resolve_prior(str(path), "smollm2-easy-sft", model)[0] is None
+    (model / "warmstart.json").write_text("{broken")
+    assert adapter_sha256(model) is None and resolve_prior(str(path), "smollm2-easy-sft", model)[0] is None
+    bad = json.loads(path.read_text())
+    bad["adapter_sha256"] = "short"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(MasteryError, match="adapter_sha256"):
+        load_prior(path)
+
+
 def test_bad_prior_files_name_the_file_and_the_problem(tmp_path):
     cases = {
         "missing.json": None,
@@ -94,3 +118,20 @@ def test_the_shipped_prior_matches_the_shipped_tiny_sft_weights():
     heldout = {t.instance_id for t in load_builtin(split="heldout")}
     assert prior.mastery.instances and not set(prior.mastery.instances) & heldout
     assert prior.settings["split"] == "train" and prior.settings["rollouts"] >= 2
+
+
+def test_the_shipped_smollm2_prior_names_the_shipped_adapter_and_only_easy_train_tasks():
+    import hashlib
+
+    from swetrain.recipes.tiny.shipped_adapter import SHIPPED_ADAPTERS
+    from swetrain.tasks.builtin import load_builtin
+    from swetrain.tasks.record import task_tier
+
+    prior = load_prior(SHIPPED["smollm2-easy-sft"])
+    adapter = SHIPPED_ADAPTERS["smollm2-easy"] / "adapter.safetensors"
+    assert prior.adapter_sha256 == hashlib.sha256(adapter.read_bytes()).hexdigest()
+    easy_train = {t.instance_id for t in load_builtin(split="train") if task_tier(t) == "easy"}
+    assert set(prior.mastery.instances) == easy_train  # every crash-tier train task, nothing held out
+    assert prior.settings["tier"] == "easy" and prior.settings["dtype"] == "bf16-native"
+    frontier = [i for i in easy_train if 0 < prior.mastery.p_hat(i) < 1]
+    assert frontier  # the tasks the quickstart's RL set comes from: solved sometimes, not always

@@ -3,6 +3,7 @@ path (merge into the base, cached) -- on the real tiny model standing in for Smo
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 
@@ -101,6 +102,11 @@ def test_smollm2_easy_sft_resolves_to_the_adapter_over_the_converted_wheel(tmp_p
     info = json.loads((path / "warmstart.json").read_text())
     assert info["merged_from"] == "smollm2-easy-sft.adapter"
     assert info["base_digest_here"] == info["adapter"]["base_digest"]  # the GGUF conversion is reproducible
+    # the merge names its adapter: a mastery prior measured on another CPU's merge still applies
+    from swetrain.recipes.tiny.mastery_prior import adapter_sha256
+
+    digest = hashlib.sha256((SHIPPED_ADAPTERS["smollm2-easy"] / "adapter.safetensors").read_bytes()).hexdigest()
+    assert adapter_sha256(path) == info["adapter_sha256"] == digest
     tuned, base = HFPolicy(path, device="cpu", dtype="float32"), HFPolicy(smollm2.ensure_smollm2(), device="cpu", dtype="float32")
     sample = demo_sample(load_demos(DEMOS_EASY_FILE)[0], ChatFormat(tuned.tokenizer))
     first = sample.loss_mask.index(1)

@@ -8,8 +8,9 @@ tasks where the warm start succeeded offline first, and pools its own rollouts w
 (the same weights and sampling settings, so the same base phase).
 
 The prior is used only for the weights it was measured on: the file records the SHA-256 of the
-model's ``model.safetensors``, and a base with other weights gets no prior (the quickstart says
-so). Only train tasks are ever probed; the held-out split is never read here.
+model's ``model.safetensors`` (and, for a warm start shipped as an adapter, the adapter's, since
+another CPU may round the merge differently), and a base with other weights gets no prior (the
+quickstart says so). Only train tasks are ever probed; the held-out split is never read here.
 
 Build it (once per shipped warm start, ~30 minutes on 2 cores for the 248 train tasks x 4)::
 
@@ -31,7 +32,8 @@ from swetrain.curriculum.mastery import MasteryError, MasteryMap
 PRIOR_FORMAT = "swetrain-mastery-prior"
 PRIOR_VERSION = 1
 PRIOR_PHASE = "base"  # the estimates are the base phase's, pooled with the run's own probe
-SHIPPED = {"tiny-sft": Path(__file__).parent / "data" / "tiny-sft.mastery.json"}
+SHIPPED = {"tiny-sft": Path(__file__).parent / "data" / "tiny-sft.mastery.json",
+           "smollm2-easy-sft": Path(__file__).parent / "data" / "smollm2-easy-sft.mastery.json"}
 
 __all__ = ["MasteryPrior", "PRIOR_FORMAT", "SHIPPED", "build_prior", "load_prior", "probe_order", "resolve_prior",
            "weights_sha256"]
@@ -59,9 +61,11 @@ class MasteryPrior:
     weights_sha256: str
     settings: dict[str, Any]
     source: str = ""
+    adapter_sha256: str | None = None  # the shipped adapter the weights were merged from, if any
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": PRIOR_FORMAT, "version": PRIOR_VERSION, "weights_sha256": self.weights_sha256,
+                **({"adapter_sha256": self.adapter_sha256} if self.adapter_sha256 else {}),
                 "settings": self.settings, "mastery": self.mastery.to_dict()}
 
     def save(self, path: str | os.PathLike) -> Path:
@@ -91,8 +95,26 @@ def load_prior(path: str | os.PathLike) -> MasteryPrior:
     sha = data.get("weights_sha256")
     if not isinstance(sha, str) or len(sha) != 64:
         raise MasteryError(f"{p}: 'weights_sha256' must be the 64-hex SHA-256 of the model's weights")
+    adapter = data.get("adapter_sha256")
+    if adapter is not None and (not isinstance(adapter, str) or len(adapter) != 64):
+        raise MasteryError(f"{p}: 'adapter_sha256' must be the 64-hex SHA-256 of the shipped adapter's weights")
     settings = data.get("settings") if isinstance(data.get("settings"), dict) else {}
-    return MasteryPrior(MasteryMap.from_dict(data.get("mastery"), f"{p} (mastery)"), sha, settings, str(p))
+    return MasteryPrior(MasteryMap.from_dict(data.get("mastery"), f"{p} (mastery)"), sha, settings, str(p), adapter)
+
+
+def adapter_sha256(model_dir: str | os.PathLike) -> str | None:
+    """The SHA-256 of the shipped adapter a model folder was merged from
+    (:func:`swetrain.recipes.tiny.shipped_adapter.adapter_warm_start` records it), else None.
+
+    A merge computes base + low-rank delta in float32; CPUs with other vector units may round it
+    differently, so the same shipped adapter can give weights with another hash on another machine.
+    The adapter identifies the warm start there."""
+    try:
+        info = json.loads((Path(model_dir) / "warmstart.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    sha = info.get("adapter_sha256") if isinstance(info, dict) else None
+    return sha if isinstance(sha, str) and len(sha) == 64 else None
 
 
 def resolve_prior(choice: str, policy: str, base_path: str | os.PathLike) -> tuple[MasteryPrior | None, str]:
@@ -112,10 +134,15 @@ def resolve_prior(choice: str, policy: str, base_path: str | os.PathLike) -> tup
         path = Path(choice)
     prior = load_prior(path)
     sha = weights_sha256(base_path)
-    if sha != prior.weights_sha256:
-        return None, (f"mastery prior {path} not used: it was measured on weights {prior.weights_sha256[:12]}, "
-                      f"the base's are {sha[:12]}")
-    return prior, f"mastery prior {path} ({len(prior.mastery.estimated())} train tasks measured offline on these weights)"
+    measured = f"{len(prior.mastery.estimated())} train tasks measured offline"
+    if sha == prior.weights_sha256:
+        return prior, f"mastery prior {path} ({measured} on these weights)"
+    adapter = adapter_sha256(base_path)
+    if adapter is not None and adapter == prior.adapter_sha256:
+        return prior, (f"mastery prior {path} ({measured} on a merge of the same shipped adapter "
+                       f"{adapter[:12]}; this CPU's merge has weights {sha[:12]})")
+    return None, (f"mastery prior {path} not used: it was measured on weights {prior.weights_sha256[:12]}, "
+                  f"the base's are {sha[:12]}")
 
 
 def probe_order(tasks: list[Any], prior: MasteryPrior | None, seed: int) -> list[Any]:
@@ -159,22 +186,23 @@ def seed_map(mastery: MasteryMap, prior: MasteryPrior | None, instance_ids: list
 
 
 def build_prior(policy: str, out: Path, *, rollouts: int = 4, seed: int = 31337, runs_dir: Path | None = None,
-                tasks_file: Path | None = None, overrides: tuple[str, ...] = ()) -> MasteryPrior:
-    """Measure ``policy`` on every train task (``rollouts`` single attempts each, the quickstart's
-    sampling settings) and write the prior to ``out``."""
+                tasks_file: Path | None = None, overrides: tuple[str, ...] = (), tier: str | None = None) -> MasteryPrior:
+    """Measure ``policy`` on every train task (of ``tier`` when given; ``rollouts`` single attempts
+    each, the quickstart's sampling settings and the base's own, e.g. bf16 generation for SmolLM2)
+    and write the prior to ``out``."""
     import tempfile
 
     from swetrain.curriculum.mastery import estimate_mastery
     from swetrain.policy.hf import HFPolicy
     from swetrain.policy.spec import resolve_policy_path
     from swetrain.policy.threads import configure_torch_threads
-    from swetrain.recipes.tiny.quickstart_settings import QUICKSTART_ROLLOUT, suite_tasks
+    from swetrain.recipes.tiny.quickstart_settings import QUICKSTART_ROLLOUT, base_overrides, suite_tasks
     from swetrain.train.config import load_config
 
     configure_torch_threads()
-    config = load_config("fcswe", overrides=[*QUICKSTART_ROLLOUT, *overrides])
+    config = load_config("fcswe", overrides=[*QUICKSTART_ROLLOUT, *base_overrides(policy), *overrides])
     base = resolve_policy_path(policy)
-    tasks = suite_tasks("train", tasks_file)
+    tasks = suite_tasks("train", tasks_file, tier)
     if not tasks:
         raise MasteryError(f"{tasks_file or 'the built-in suite'}: no train tasks to measure")
     mastery = MasteryMap(policy=policy)
@@ -184,9 +212,9 @@ def build_prior(policy: str, out: Path, *, rollouts: int = 4, seed: int = 31337,
                          phase=PRIOR_PHASE, rollouts=rollouts, seed=seed, sampling=sampling,
                          workers=config.rollout.workers, **config.env.run_kwargs())
     settings = {"policy": policy, "rollouts": rollouts, "seed": seed, "split": "train",
-                "tasks": str(tasks_file) if tasks_file else "builtin", "edit_match": config.env.edit_match,
+                "tasks": str(tasks_file) if tasks_file else "builtin", "tier": tier, "edit_match": config.env.edit_match,
                 "sampling": sampling.model_dump(), "dtype": str(config.rollout.hf_dtype)}
-    prior = MasteryPrior(mastery, weights_sha256(base), settings, str(out))
+    prior = MasteryPrior(mastery, weights_sha256(base), settings, str(out), adapter_sha256(base))
     prior.save(out)
     return prior
 
@@ -199,9 +227,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rollouts", type=int, default=4)
     ap.add_argument("--seed", type=int, default=31337)
+    ap.add_argument("--tier", default=None, choices=["easy", "standard"], help="only the train tasks of this tier")
     ap.add_argument("--runs-dir", type=Path, default=None, help="keep the rollouts' trajectories here")
     args = ap.parse_args(argv)
-    prior = build_prior(args.policy, args.out, rollouts=args.rollouts, seed=args.seed, runs_dir=args.runs_dir)
+    prior = build_prior(args.policy, args.out, rollouts=args.rollouts, seed=args.seed, runs_dir=args.runs_dir, tier=args.tier)
     print(json.dumps(prior.summary()))
     return 0
 

@@ -100,8 +100,8 @@ def adapter_warm_start(base: str, *, folder: str | os.PathLike | None = None, ba
     folder = shipped_adapter(base, folder)
     if folder is None:
         return None
-    digest = hashlib.sha256((folder / "adapter.safetensors").read_bytes()).hexdigest()[:12]
-    final = cache_dir("policies") / f"{base}-sft-adapter-{digest}"
+    sha = hashlib.sha256((folder / "adapter.safetensors").read_bytes()).hexdigest()
+    final = cache_dir("policies") / f"{base}-sft-adapter-{sha[:12]}"
 
     def build(tmp: Path) -> None:
         nonlocal base_path
@@ -119,7 +119,8 @@ def adapter_warm_start(base: str, *, folder: str | os.PathLike | None = None, ba
             if f.is_file() and f.suffix != ".safetensors" and not f.name.endswith(".index.json"):
                 shutil.copy2(f, tmp / f.name)
         model.save_pretrained(tmp, safe_serialization=True)
-        (tmp / "warmstart.json").write_text(json.dumps({**info, "merged_from": folder.name, "base_digest_here": have}, indent=2) + "\n")
+        (tmp / "warmstart.json").write_text(json.dumps({**info, "merged_from": folder.name, "adapter_sha256": sha,
+                                                          "base_digest_here": have}, indent=2) + "\n")
         (tmp / ".swetrain-ready").write_text("ok\n")
 
     return build_once(final, _LOCK, build)
