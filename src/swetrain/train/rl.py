@@ -319,6 +319,7 @@ class RLTrainer:
     def train_step(self) -> dict[str, Any]:
         """One RL step (see the module docstring); returns its metrics."""
         from swetrain.policy.threads import torch_threads, update_threads
+        from swetrain.policy.memory import release_freed_memory
         from swetrain.rollout.engine import RolloutEngine, summarize
 
         cfg = self.config
@@ -394,6 +395,7 @@ class RLTrainer:
         t2 = time.monotonic()
         self._sync()
         metrics["time/sync_s"] = time.monotonic() - t2
+        release_freed_memory()  # the update's activations and gradients, freed, back to the OS (policy/memory.py)
         self.step = step
         if report.generation_batches:  # rollout.batch_generation: prompts per policy call
             metrics["rollout/gen_prompts_per_call"] = report.generation_batches["prompts_per_call"]

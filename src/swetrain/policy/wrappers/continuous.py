@@ -41,6 +41,7 @@ from typing import Any
 from swetrain.policy.base import Generation, GenerationConfig
 from swetrain.policy.hf import HFPolicy, kv_cache_of, sample_next
 from swetrain.policy.kv_growth import fill_cache, grow_in_place, growing_layer_class
+from swetrain.policy.memory import MemoryReleaser
 from swetrain.policy.wrappers.base import PolicyWrapper
 
 
@@ -100,6 +101,8 @@ class ContinuousBatchingPolicy(PolicyWrapper):
         self._mask: Any = None  # [rows, width] attention mask of that cache
         # calls, decode steps, row-tokens sampled, most rows in one step (for reports and benches)
         self.stats = {"calls": 0, "steps": 0, "row_tokens": 0, "max_rows": 0, "joins": 0}
+        # a long run frees KV caches of every size; glibc keeps them unless trimmed (policy/memory.py)
+        self._releaser = MemoryReleaser()
 
     def batch_stats(self) -> dict[str, float]:
         """``stats`` with the rows per decode step (how full the running batch was); empty before
@@ -257,6 +260,7 @@ class ContinuousBatchingPolicy(PolicyWrapper):
         result = policy.to_generation(row.ids, row.logprobs, row.reason or "length")
         with self._cond:
             row.request.result, row.request.done = result, True
+        self._releaser.maybe_release()  # freed KV caches back to the OS (policy/memory.py)
 
     # ------------------------------------------------------------------ score / sync_weights
     def _model_free(self) -> bool:

@@ -1,4 +1,4 @@
-"""A shipped warm start's mastery over the train tasks, measured offline: the quickstart's probe prior.
+r"""A shipped warm start's mastery over the train tasks, measured offline: the quickstart's probe prior.
 
 Paper 000's curriculum keeps a mastery map across phases; a warm start that ships as package data
 can ship the map of its own base phase too. The tiny base solves a few percent of the built-in
@@ -15,6 +15,11 @@ quickstart says so). Only train tasks are ever probed; the held-out split is nev
 Build it (once per shipped warm start, ~30 minutes on 2 cores for the 248 train tasks x 4)::
 
     python -m swetrain.recipes.tiny.mastery_prior --policy tiny-sft --out src/swetrain/recipes/tiny/data/tiny-sft.mastery.json
+
+and for the SmolLM2 warm start, its crash tier only (84 train tasks x 2, ~25 minutes on 2 AMX cores)::
+
+    SWETRAIN_TORCH_THREADS=2 python -m swetrain.recipes.tiny.mastery_prior --policy smollm2-easy-sft --tier easy \
+        --rollouts 2 --out src/swetrain/recipes/tiny/data/smollm2-easy-sft.mastery.json
 """
 
 from __future__ import annotations
