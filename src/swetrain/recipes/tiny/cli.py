@@ -59,7 +59,7 @@ def quickstart(
     out: Path = typer.Option(Path("runs/quickstart"), "--out", help="run directory (replaced if it holds a previous quickstart)"),
     policy: str = typer.Option(None, "--policy", help="the base: tiny-sft (the default profile's) | smollm2-easy-sft | smollm2-sft | tiny | smollm2 | a model folder"),
     profile: str = typer.Option("default", "--profile", help="default (the main job: tiny-sft, every tier) | smoke (~3 min, every phase small; CI) | "
-                                "smollm2-easy (the SmolLM2 warm start on the crash tier; ~20 min on 2 cores with bf16 arithmetic)"),
+                                "smollm2-easy (the SmolLM2 warm start on the crash tier; ~24 min on 2 cores with bf16 arithmetic)"),
     steps: int = typer.Option(None, "--steps", help="FC-SWE RL steps [6]"),
     seed: int = typer.Option(0, "--seed", help="seed of the held-out sample, the curriculum probe, RL and decoding"),
     eval_tasks: int = typer.Option(None, "--eval-tasks", help="held-out tasks evaluated before and after [60]"),

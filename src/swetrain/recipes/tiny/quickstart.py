@@ -65,8 +65,8 @@ class QuickstartOptions:
 # Named runs (``swetrain quickstart --profile NAME``): the base, the task tier and the run's size;
 # options given explicitly win. ``smoke`` (~2-3 min on 2 cores) is what CI runs after a fresh
 # install: every phase, small. ``smollm2-easy`` trains the shipped SmolLM2 warm start on the crash
-# tier, the rung it earns held-out reward on (docs/agent.md), sized for ~20 min on 2 cores that
-# compute bf16 (AMX / AVX-512 BF16); about 3x that where they do not (docs/training.md).
+# tier, the rung it earns held-out reward on (docs/agent.md): 24 min on 2 cores that compute bf16
+# (AMX / AVX-512 BF16), about 3x that where they do not (docs/training.md).
 PROFILES: dict[str, dict[str, Any]] = {
     "default": {"policy": "tiny-sft", "tier": None, "steps": 6, "eval_tasks": 60, "tasks_per_step": 2, "group": 4,
                 "probe_tasks": 24, "probe_rollouts": 2, "rl_tasks": 8, "frontier_samples": 16},
