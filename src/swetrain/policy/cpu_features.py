@@ -120,10 +120,8 @@ def machine_record() -> dict[str, object]:
     threads, bf16 arithmetic on the CPU, and the GPU if any (for ``summary.json`` and reports)."""
     import torch
 
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 0
-    return {"cpu": cpu_model_name(), "cores": cores, "torch_threads": torch.get_num_threads(),
+    from swetrain.policy.threads import usable_cores
+
+    return {"cpu": cpu_model_name(), "cores": usable_cores(), "torch_threads": torch.get_num_threads(),
             "cpu_native_bf16": native_bf16(),
             "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}

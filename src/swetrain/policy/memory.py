@@ -14,28 +14,22 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import threading
 import time
 
 __all__ = ["MemoryReleaser", "release_freed_memory"]
 
-_trim = None
-_loaded = False
-_load_lock = threading.Lock()
 
-
+@functools.cache
 def _malloc_trim():
-    global _trim, _loaded
-    with _load_lock:
-        if not _loaded:
-            _loaded = True
-            try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-                _trim = libc.malloc_trim
-                _trim.argtypes, _trim.restype = [ctypes.c_size_t], ctypes.c_int
-            except (OSError, AttributeError):  # not glibc
-                _trim = None
-    return _trim
+    """glibc's ``malloc_trim``, or None where the C library has none."""
+    try:
+        trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
+        return None
+    trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+    return trim
 
 
 def release_freed_memory() -> bool:

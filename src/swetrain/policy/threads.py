@@ -90,7 +90,7 @@ def usable_cores() -> int:
     """The cores this process may run on (its affinity mask on Linux, else the CPU count)."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
+    except (AttributeError, OSError):  # not Linux
         return max(1, os.cpu_count() or 1)
 
 

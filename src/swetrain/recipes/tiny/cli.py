@@ -87,7 +87,7 @@ def quickstart(
         raise typer.BadParameter(f"{profile!r} is not one of {', '.join(PROFILES)}", param_hint="--profile")
     given = dict(policy=policy, tier=tier, steps=steps, eval_tasks=eval_tasks, tasks_per_step=tasks_per_step, group=group,
                  probe_tasks=probe_tasks, probe_rollouts=probe_rollouts, rl_tasks=rl_tasks, frontier_samples=frontier_samples)
-    sizes = {k: PROFILES[profile][k] if v is None else v for k, v in given.items()}
+    sizes = {**PROFILES[profile], **{k: v for k, v in given.items() if v is not None}}
     console = Console()
     try:
         checked = []
@@ -101,7 +101,7 @@ def quickstart(
         use_sandbox(sandbox, checked)  # every task environment runs its tests, before anything is written
         summary = run_quickstart(
             QuickstartOptions(
-                out=out, seed=seed, tasks_file=tasks, prior_mastery=prior_mastery, torch_threads=PROFILES[profile].get("torch_threads", 1), **sizes,
+                out=out, seed=seed, tasks_file=tasks, prior_mastery=prior_mastery, **sizes,
                 overrides=(f"rollout.sandbox={sandbox}", *(overrides or ())),
             ),
             console,

@@ -227,12 +227,14 @@ def build_prior(policy: str, out: Path, *, rollouts: int = 4, seed: int = 31337,
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
+    from swetrain.recipes.tiny.quickstart_settings import TIERS
+
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--policy", default="tiny-sft")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--rollouts", type=int, default=4)
     ap.add_argument("--seed", type=int, default=31337)
-    ap.add_argument("--tier", default=None, choices=["easy", "standard"], help="only the train tasks of this tier")
+    ap.add_argument("--tier", default=None, choices=TIERS, help="only the train tasks of this tier")
     ap.add_argument("--runs-dir", type=Path, default=None, help="keep the rollouts' trajectories here")
     args = ap.parse_args(argv)
     prior = build_prior(args.policy, args.out, rollouts=args.rollouts, seed=args.seed, runs_dir=args.runs_dir, tier=args.tier)
