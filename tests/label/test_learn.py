@@ -223,9 +223,9 @@ def test_cross_validation_pools_only_within_the_held_out_fold(taxonomy, monkeypa
         trained.append({r.lower() for r in repos})
         return real_fit(cls, x, labels, repos, *a, **kw)
 
-    def predict(self, x, repos=None, pool=True):
+    def predict(self, x, repos=None, pool=True, task_type_proba=None):
         calls.append(({r.lower() for r in repos}, trained[-1]))
-        return real_predict(self, x, repos, pool)
+        return real_predict(self, x, repos, pool, task_type_proba)
 
     monkeypatch.setattr(LearnedModel, "fit", classmethod(fit))
     monkeypatch.setattr(LearnedModel, "predict", predict)

@@ -122,6 +122,57 @@ def _cards(repo_cards: Optional[list[Path]], no_cards: bool):
     return out
 
 
+def _encoder_setup(task_encoder: bool, supplement: Optional[Path], no_supplement: bool, epochs: Optional[int], data_dir: Optional[Path]):
+    """(EncoderConfig or None, the Task Type supplement rows) from the --task-encoder options."""
+    if not task_encoder:
+        if supplement is not None or no_supplement or epochs is not None:
+            _fail("--supplement / --no-supplement / --encoder-epochs need --task-encoder")
+        return None, []
+    from swetrain.label.corpus import CorpusError, load_supplement
+    from swetrain.label.encoder import EncoderConfig
+
+    if epochs is not None and epochs < 1:
+        _fail(f"--encoder-epochs must be at least 1, got {epochs}")
+    config = EncoderConfig(epochs=epochs) if epochs is not None else EncoderConfig()
+    if no_supplement:
+        return config, []
+    try:
+        rows = load_supplement(supplement, data_dir)
+    except CorpusError as exc:
+        _fail(str(exc))
+        raise  # unreachable
+    typer.echo(f"Task Type encoder: {len(rows)} supplement rows from {supplement or 'the packaged task_type_supplement.jsonl'}", err=True)
+    return config, rows
+
+
+class _EncoderBar:
+    """A rich progress bar over the encoder's training steps (one task per fit)."""
+
+    def __init__(self, label: str):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.label = label
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        self.task = None
+        self.fits = 0
+
+    def __call__(self, step: int, total: int) -> None:
+        if step == 1:
+            self.fits += 1
+            self.task = self.bar.add_task(f"{self.label} {self.fits}", total=total)
+        self.bar.update(self.task, completed=step)
+
+    def __enter__(self):
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self.bar.__exit__(*exc)
+
+
+_TASK_ENCODER_HELP = "also fine-tune the Task Type encoder (MiniLM, minutes on CPU) and mix its L1 probabilities in (docs/labels.md)"
+
+
 def _featurizer():
     from swetrain.label.embed import EmbeddingUnavailable
     from swetrain.label.features import Featurizer
@@ -144,6 +195,10 @@ def train(
     c: Optional[float] = typer.Option(None, "--C", help="inverse L2 strength of the logistic regressions"),
     repo_cards: Optional[list[Path]] = typer.Option(None, "--repo-cards", help="repository cards file(s) (default: the packaged cards of the corpus's repositories)"),
     no_cards: bool = typer.Option(False, "--no-cards", help="train without repository cards (no card model)"),
+    task_encoder: bool = typer.Option(False, "--task-encoder", help=_TASK_ENCODER_HELP),
+    supplement: Optional[Path] = typer.Option(None, "--supplement", help="--task-encoder: Task Type supplement file (default: the packaged one)"),
+    no_supplement: bool = typer.Option(False, "--no-supplement", help="--task-encoder: train the encoder on the corpus only"),
+    encoder_epochs: Optional[int] = typer.Option(None, "--encoder-epochs", help="--task-encoder: fine-tuning epochs (default 3)"),
 ) -> None:
     """Train the per-axis calibrated classifiers (and the Domain card model) on the whole corpus (deterministic from --seed)."""
     from swetrain.label.corpus import corpus_hash
@@ -159,9 +214,12 @@ def train(
     cards = _cards(repo_cards, no_cards)
     rows = with_cards(rows, cards)
     typer.echo(f"{sum('repo_card' in r for r in rows)} of {len(rows)} corpus rows have a repository card", err=True)
+    enc_config, sup_rows = _encoder_setup(task_encoder, supplement, no_supplement, encoder_epochs, data_dir)
     feat = _featurizer()
-    model = train_model(rows, feat, seed=seed, c=c or DEFAULT_C,
-                        meta={"corpus_sha256": corpus_hash(corpus), "taxonomy_sha256": taxonomy_hash(default_taxonomy())})
+    with _EncoderBar("fine-tune Task Type encoder") as bar:
+        model = train_model(rows, feat, seed=seed, c=c or DEFAULT_C,
+                            meta={"corpus_sha256": corpus_hash(corpus), "taxonomy_sha256": taxonomy_hash(default_taxonomy())},
+                            encoder=enc_config, supplement=sup_rows, progress=bar)
     out = out or DEFAULT_MODEL_PATH
     model.save(out)
     typer.echo(f"trained on {len(rows)} rows ({model.meta['repos']} repositories), seed {seed}, digest {model.digest()} -> {out}")
@@ -195,6 +253,10 @@ def evaluate_cmd(
     no_matrices: bool = typer.Option(False, "--no-matrices", help="only the per-axis table"),
     cards: str = typer.Option("both", "--cards", help="--cv: with | without | both (with and without repository cards, side by side)"),
     repo_cards: Optional[list[Path]] = typer.Option(None, "--repo-cards", help="--cv: cards file(s) (default: the packaged cards of the corpus's repositories)"),
+    task_encoder: bool = typer.Option(False, "--task-encoder", help="--cv: " + _TASK_ENCODER_HELP + "; every fold fine-tunes its own"),
+    supplement: Optional[Path] = typer.Option(None, "--supplement", help="--cv --task-encoder: Task Type supplement file (default: the packaged one)"),
+    no_supplement: bool = typer.Option(False, "--no-supplement", help="--cv --task-encoder: train the encoders on the corpus folds only"),
+    encoder_epochs: Optional[int] = typer.Option(None, "--encoder-epochs", help="--cv --task-encoder: fine-tuning epochs (default 3)"),
 ) -> None:
     """Per-axis accuracy, macro-F1 and confusion matrices of PRED against GOLD, or of grouped CV (--cv).
 
@@ -217,19 +279,25 @@ def evaluate_cmd(
         _threads()
         rows = _load(corpus, data_dir)
         table = _cards(repo_cards, False)
+        enc_config, sup_rows = _encoder_setup(task_encoder, supplement, no_supplement, encoder_epochs, data_dir)
         feat = _featurizer()
         runs: dict[str, Any] = {}
+        encoder_cache: dict[Any, Any] = {}  # the encoder reads no card: both card variants share each fold's
         for variant in (["with", "without"] if cards == "both" else [cards]):
             inputs = with_cards(rows, table if variant == "with" else None)
             n_card = sum("repo_card" in r for r in inputs)
             typer.echo(f"cv {variant} repository cards: {n_card} of {len(inputs)} rows have a card, {len(inputs) - n_card} without", err=True)
-            preds, fold_idx = cross_validate(inputs, k=folds, seed=seed, c=c or DEFAULT_C, taxonomy=default_taxonomy(), featurizer=feat,
-                                             pool=not no_pool, progress=lambda i, n: typer.echo(f"fold {i}/{n} done", err=True))
+            with _EncoderBar("fine-tune Task Type encoder, fold") as bar:
+                preds, fold_idx = cross_validate(inputs, k=folds, seed=seed, c=c or DEFAULT_C, taxonomy=default_taxonomy(), featurizer=feat,
+                                                 pool=not no_pool, progress=lambda i, n: typer.echo(f"fold {i}/{n} done", err=True),
+                                                 encoder=enc_config, supplement=sup_rows, encoder_progress=bar, encoder_cache=encoder_cache)
             result = evaluate(rows, preds)
             result["per_class_recall"] = {ax: per_class_recall(result["axes"][ax]["confusion"]) for ax in ("task_type.l1", "domain.l1", "route")}
             result["cv"] = {"folds": folds, "seed": seed, "C": c or DEFAULT_C, "pool": not no_pool, "cards": variant,
                             "rows_with_card": n_card, "rows_without_card": len(inputs) - n_card,
-                            "fold_rows": [len(f) for f in fold_idx], "repos": len({r["repo"].lower() for r in rows})}
+                            "fold_rows": [len(f) for f in fold_idx], "repos": len({r["repo"].lower() for r in rows}),
+                            "task_encoder": None if enc_config is None else {"supplement_rows": len(sup_rows), "mix": enc_config.mix,
+                                                                             "epochs": enc_config.epochs}}
             runs[variant] = (result, preds)
         if out_dir is not None:
             from swetrain.label.evalreport import plot_confusions, plot_coverage

@@ -22,11 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from swetrain.label.io import atomic_write_text
-from swetrain.label.schema import check_labels
+from swetrain.label.schema import check_axis_label, check_labels
 from swetrain.label.taxonomy import Taxonomy, default_taxonomy
 
 DATA_DIR = Path(__file__).with_name("data")
 CORPUS_PATH = DATA_DIR / "corpus.jsonl"
+SUPPLEMENT_PATH = DATA_DIR / "task_type_supplement.jsonl"
 AGREEMENT_PATH = DATA_DIR / "agreement.json"
 SHARED_ENV = "SWETRAIN_SHARED_DATA"
 TEXT_FILES = {"label_pool": "label_pool.jsonl", "swebench_verified": "swebench_verified.jsonl"}
@@ -156,6 +157,48 @@ def load_corpus(path: str | Path | None = None, data_dir: str | Path | None = No
                     "patch": t.get("patch") or "", "repo_language": r.language, "source": r.source, "origin": r.origin,
                     "labels": r.labels, "rationale": r.rationale, "gold_from": r.gold_from})
     return out
+
+
+def load_supplement(path: str | Path | None = None, data_dir: str | Path | None = None,
+                    taxonomy: Taxonomy | None = None) -> list[dict[str, Any]]:
+    """The Task Type training supplement joined with its issue texts.
+
+    ``data/task_type_supplement.jsonl`` holds rows of ``label_pool.jsonl`` that are not in the corpus,
+    labelled on the Task Type axis only (one pass per row by one of four independent annotators with
+    ``data/TASK_TYPE_GUIDE.md``; issue 33). They train the fine-tuned Task Type encoder
+    (:mod:`swetrain.label.encoder`), never the evaluation: every row is checked here, and a bad one
+    raises :class:`CorpusError` naming the file, row and problem. Rows keep ``labels`` =
+    ``{"task_type": ...}`` only.
+    """
+    path = Path(path) if path is not None else SUPPLEMENT_PATH
+    if not path.exists():
+        raise CorpusError(f"{path}: Task Type supplement file does not exist")
+    tax = taxonomy or default_taxonomy()
+    rows, seen = [], set()
+    for i, row in enumerate(_read_jsonl(path), start=1):
+        where = f"{path}: row {i} ({row.get('instance_id', '?')})"
+        for key in ("instance_id", "repo", "origin"):
+            if not isinstance(row.get(key), str) or not row[key].strip():
+                raise CorpusError(f"{where}: missing or empty {key!r}")
+        if row["instance_id"] in seen:
+            raise CorpusError(f"{where}: duplicate instance_id")
+        seen.add(row["instance_id"])
+        if row["origin"] not in TEXT_FILES:
+            raise CorpusError(f"{where}: origin {row['origin']!r} is not one of {list(TEXT_FILES)}")
+        labels = row.get("labels")
+        task = labels.get("task_type") if isinstance(labels, dict) else None
+        problems = check_axis_label(task, "task_type", tax) if isinstance(task, dict) else ["labels.task_type is missing"]
+        if problems:
+            raise CorpusError(f"{where}: {'; '.join(problems)}")
+        rows.append(row)
+    wanted: dict[str, set[str]] = {o: {r["instance_id"] for r in rows if r["origin"] == o} for o in TEXT_FILES}
+    texts = load_texts(wanted, data_dir)
+    missing = [r["instance_id"] for r in rows if r["instance_id"] not in texts]
+    if missing:
+        raise CorpusError(f"{len(missing)} supplement row(s) have no text in {shared_data_dir(data_dir)} (first: {', '.join(missing[:3])})")
+    return [{"instance_id": r["instance_id"], "repo": r["repo"], "problem_statement": texts[r["instance_id"]].get("problem_statement") or "",
+             "patch": texts[r["instance_id"]].get("patch") or "", "repo_language": str(r.get("language") or ""), "origin": r["origin"],
+             "labels": {"task_type": r["labels"]["task_type"]}} for r in rows]
 
 
 def corpus_hash(path: str | Path | None = None) -> str:

@@ -108,6 +108,33 @@ class AxisModel:
         return e / e.sum(axis=1, keepdims=True)
 
 
+def sqrt_class_weights(labels: Sequence[str], classes: Sequence[str]) -> np.ndarray:
+    """Per class ``(n / (k * n_class)) ** 0.5``, half way between none and balanced (0 for a class with no rows)."""
+    counts = np.array([sum(1 for v in labels if v == c) for c in classes], dtype=np.float64)
+    present = counts > 0
+    out = np.zeros(len(classes))
+    out[present] = (len(labels) / (present.sum() * counts[present])) ** 0.5
+    return out
+
+
+def mix_task_type(p_linear: np.ndarray, linear_classes: Sequence[str], p_encoder: np.ndarray, encoder_classes: Sequence[str],
+                  weight: float) -> np.ndarray:
+    """``(1 - a) * p_linear + a * p_encoder`` over the linear model's classes (issue 33, docs/labels.md).
+
+    The encoder's probability of a class the linear model does not know is dropped and each row is
+    renormalised; a linear class the encoder does not know gets 0 from the encoder.
+    """
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"mix weight must be in [0, 1], got {weight}")
+    enc = np.zeros_like(p_linear, dtype=np.float64)
+    col = {k: j for j, k in enumerate(encoder_classes)}
+    for i, k in enumerate(linear_classes):
+        if k in col:
+            enc[:, i] = p_encoder[:, col[k]]
+    enc /= np.maximum(enc.sum(axis=1, keepdims=True), 1e-12)
+    return (1.0 - weight) * p_linear + weight * enc
+
+
 def _fit_linear(x: np.ndarray, y: Sequence[str], c: float, seed: int, class_weight: str | None = None) -> AxisModel:
     classes = sorted(set(y))
     if len(classes) == 1:  # degenerate: always that class
@@ -117,8 +144,7 @@ def _fit_linear(x: np.ndarray, y: Sequence[str], c: float, seed: int, class_weig
 
     weights: Any = class_weight
     if class_weight == "sqrt":
-        counts = {k: sum(1 for v in y if v == k) for k in classes}
-        weights = {k: (len(y) / (len(classes) * n)) ** 0.5 for k, n in counts.items()}
+        weights = dict(zip(classes, sqrt_class_weights(y, classes)))
     clf = LogisticRegression(C=c, max_iter=500, tol=1e-3, random_state=seed, class_weight=weights)
     with threadpool_limits(1):  # BLAS threads oversubscribe a busy 2-core machine (25x slower)
         clf.fit(x, y)
@@ -288,6 +314,12 @@ class CardDomainModel:
 
 
 # ---- the model ------------------------------------------------------------------------------
+def encoder_folder(model_path: str | Path) -> Path:
+    """Where a model file's fine-tuned Task Type encoder is stored: ``<model stem>.task_encoder/`` beside it."""
+    p = Path(model_path)
+    return p.with_name(p.stem + ".task_encoder")
+
+
 @dataclass
 class LearnedModel:
     feature_names: list[str]
@@ -296,6 +328,7 @@ class LearnedModel:
     axes: dict[str, AxisModel]
     meta: dict[str, Any] = field(default_factory=dict)
     card: CardDomainModel | None = None  # Domain L1 of rows with a repository card
+    task_encoder: Any = None  # a fitted swetrain.label.encoder.TaskTypeEncoder (Task Type L1), or None
 
     @classmethod
     def fit(cls, x: np.ndarray, labels: Sequence[Mapping[str, Any]], repos: Sequence[str], feature_names: list[str],
@@ -329,6 +362,8 @@ class LearnedModel:
                 h.update(np.ascontiguousarray(a.columns, dtype=np.int64).tobytes())
         if self.card is not None:
             h.update(np.ascontiguousarray(self.card.weights, dtype=np.float32).tobytes())
+        if self.task_encoder is not None:
+            h.update(self.task_encoder.digest().encode())
         return h.hexdigest()[:16]
 
     def classes(self, axis: str) -> list[str]:
@@ -338,11 +373,19 @@ class LearnedModel:
         return self.axes[axis].classes
 
     # ---- prediction ---------------------------------------------------------------------------
-    def probabilities(self, x: np.ndarray, repos: Sequence[str] | None = None, pool: bool = True) -> dict[str, np.ndarray]:
+    def probabilities(self, x: np.ndarray, repos: Sequence[str] | None = None, pool: bool = True,
+                      task_type_proba: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        """Per axis (n, classes) probabilities; ``task_type_proba``: the Task Type encoder's L1
+        probabilities for these rows (``task_encoder.classes`` order), mixed in by :func:`mix_task_type`."""
         if x.shape[1] != len(self.feature_names):
             raise ModelError(f"model expects {len(self.feature_names)} features, got {x.shape[1]} (retrain it: `swetrain label train`)")
         xs = (x - self.mean) / self.scale
         probs = {ax: m.proba(xs) for ax, m in self.axes.items()}
+        if task_type_proba is not None:
+            if self.task_encoder is None:
+                raise ModelError("Task Type encoder probabilities given to a model without a Task Type encoder")
+            probs["task_type.l1"] = mix_task_type(probs["task_type.l1"], self.axes["task_type.l1"].classes, task_type_proba,
+                                                  self.task_encoder.classes, self.task_encoder.config.mix)
         if self.card is not None:  # Domain L1 over all families: the card model where the row has a card, else the classifier
             lr = probs["domain.l1"]
             full = np.zeros((x.shape[0], len(self.card.classes)))
@@ -359,9 +402,10 @@ class LearnedModel:
                 probs[ax] = pool_rows(probs[ax], groups)
         return probs
 
-    def predict(self, x: np.ndarray, repos: Sequence[str] | None = None, pool: bool = True) -> list[dict[str, Any]]:
+    def predict(self, x: np.ndarray, repos: Sequence[str] | None = None, pool: bool = True,
+                task_type_proba: np.ndarray | None = None) -> list[dict[str, Any]]:
         """Per row: chosen value per axis (L2 as a list, or None when no child was trained) and confidences."""
-        probs = self.probabilities(x, repos, pool)
+        probs = self.probabilities(x, repos, pool, task_type_proba)
         out = []
         for i in range(x.shape[0]):
             row: dict[str, Any] = {"confidence": {}, "runner_up": {}}
@@ -425,6 +469,10 @@ class LearnedModel:
             header["card"] = {"classes": cm.classes, "has_column": cm.has_column}
             arrays.update({"card.columns": cm.columns.astype(np.int64), "card.mean": cm.mean, "card.scale": cm.scale,
                            "card.weights": cm.weights, "card.log_prior": cm.log_prior})
+        if self.task_encoder is not None:  # the fine-tuned encoder lives in a folder next to the model file
+            folder = encoder_folder(path)
+            self.task_encoder.save(folder)
+            header["task_encoder"] = {"folder": folder.name, "digest": self.task_encoder.digest()}
         arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
         buf = io.BytesIO()
         np.savez_compressed(buf, **arrays)
@@ -445,6 +493,17 @@ class LearnedModel:
                 if "card" in header:
                     card = CardDomainModel(header["card"]["classes"], z["card.columns"], z["card.mean"], z["card.scale"],
                                            z["card.weights"], z["card.log_prior"], int(header["card"]["has_column"]))
-                return cls(header["feature_names"], z["mean"].astype(np.float64), z["scale"].astype(np.float64), axes, header["meta"], card)
+                model = cls(header["feature_names"], z["mean"].astype(np.float64), z["scale"].astype(np.float64), axes, header["meta"], card)
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path}: not a learned labeler model ({exc})") from None
+        if "task_encoder" in header:
+            from swetrain.label.encoder import EncoderError, TaskTypeEncoder
+
+            folder = path.parent / header["task_encoder"]["folder"]
+            try:
+                model.task_encoder = TaskTypeEncoder.load(folder)
+            except EncoderError as exc:
+                raise ModelError(f"{path}: its Task Type encoder: {exc}") from None
+            if model.task_encoder.digest() != header["task_encoder"]["digest"]:
+                raise ModelError(f"{path}: the Task Type encoder in {folder} is not the one this model was saved with (digest differs)")
+        return model

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from swetrain.label.adapters import Evidence
+from swetrain.label.encoder import encoder_inputs
 from swetrain.label.features import FEATURE_VERSION, Featurizer
 from swetrain.label.learn import DEFAULT_MODEL_PATH, MODEL_VERSION, LearnedModel, ModelError
 from swetrain.label.offline import Stage1, Stage2
@@ -74,12 +75,17 @@ class LearnedBackend:
                 raise ModelError(f"{self.model_path or 'model'}: {axis} classes {bad[:3]} are not in this taxonomy; retrain the model")
 
     def provenance(self) -> dict[str, Any]:
+        enc = self.model.task_encoder
         return {"model": str(self.model_path) if self.model_path else "in-memory", "model_digest": self.model.digest(),
-                "model_meta": self.model.meta, "features": FEATURE_VERSION, "repository_pooling": self.pool}
+                "model_meta": self.model.meta, "features": FEATURE_VERSION, "repository_pooling": self.pool,
+                "task_encoder": None if enc is None else {"digest": enc.digest(), "mix": enc.config.mix, "rows": enc.meta.get("rows")}}
 
     def stage1(self, evs: Sequence[Evidence]) -> list[Stage1]:
         x, heur = self.featurizer.transform(evs)
-        preds = self.model.predict(x, [e.repo for e in evs], pool=self.pool) if len(evs) else []
+        enc = self.model.task_encoder
+        p_enc = enc.proba([encoder_inputs(e, enc.config) for e in evs]) if enc is not None and len(evs) else None
+        preds = self.model.predict(x, [e.repo for e in evs], pool=self.pool, task_type_proba=p_enc) if len(evs) else []
+        digest = self.model.digest()
         out = []
         for ev, pred, h in zip(evs, preds, heur):
             self._pending[ev.digest()] = (pred, h)
@@ -87,7 +93,7 @@ class LearnedBackend:
             out.append(Stage1(
                 task_type_l1=pred["task_type.l1"], domain_l1=pred["domain.l1"], code_language=h["code_language"],
                 task_spec_type=pred["task_spec_type"], dependency_context=pred["dependency_context"],
-                task_type_rationale=f"stage 1 (learned {self.model.digest()}): {_why(pred, 'task_type.l1', h['hits']['task_type'])}; language from changed files/repository",
+                task_type_rationale=f"stage 1 (learned {digest}{' + fine-tuned encoder' if enc is not None else ''}): {_why(pred, 'task_type.l1', h['hits']['task_type'])}; language from changed files/repository",
                 domain_rationale=(f"stage 1 (learned{', repository-pooled' if self.pool else ''}; "
                                   + (f"from the repository card {ev.card.sha256()}" if ev.card is not None and self.model.card is not None
                                      else "no repository card: from name, statement and change") + f"): {_why(pred, 'domain.l1', h['hits']['domain'])}"),

@@ -43,6 +43,28 @@ class Labels(BaseModel):
         return self.model_dump(mode="json")
 
 
+def check_axis_label(al: AxisLabel | dict[str, Any], axis: str, taxonomy: Taxonomy) -> list[str]:
+    """Every problem of one semantic axis label (``task_type`` or ``domain``): unknown L1, L2 not a child of it."""
+    if isinstance(al, dict):
+        try:
+            al = AxisLabel.model_validate(al)
+        except ValidationError as exc:
+            return [f"{axis}.{'.'.join(map(str, e['loc'])) or 'label'}: {e['msg']}" for e in exc.errors()]
+    fams = taxonomy.families(axis)
+    if al.l1 not in fams:
+        return [f"{axis}.l1 {al.l1!r} is not a declared L1"]
+    problems = []
+    kids = fams[al.l1].child_names
+    if len(set(al.l2)) != len(al.l2):
+        problems.append(f"{axis}.l2 has duplicates: {al.l2}")
+    if UNSPECIFIED in al.l2 and len(al.l2) > 1:
+        problems.append(f"{axis}.l2: {UNSPECIFIED!r} cannot be combined with other labels")
+    for l2 in al.l2:
+        if l2 != UNSPECIFIED and l2 not in kids:
+            problems.append(f"{axis}.l2 {l2!r} is not a child of {al.l1!r}" + (" (it has no children: use 'unspecified')" if not kids else ""))
+    return problems
+
+
 def check_labels(labels: Labels | dict[str, Any], taxonomy: Taxonomy) -> list[str]:
     """Every problem of a label record: unknown L1, L2 not a child of its L1, bad scale/aux values."""
     if isinstance(labels, dict):
@@ -52,19 +74,7 @@ def check_labels(labels: Labels | dict[str, Any], taxonomy: Taxonomy) -> list[st
             return [f"{'.'.join(map(str, e['loc'])) or 'labels'}: {e['msg']}" for e in exc.errors()]
     problems: list[str] = []
     for axis in ("task_type", "domain"):
-        al: AxisLabel = getattr(labels, axis)
-        fams = taxonomy.families(axis)
-        if al.l1 not in fams:
-            problems.append(f"{axis}.l1 {al.l1!r} is not a declared L1")
-            continue
-        kids = fams[al.l1].child_names
-        if len(set(al.l2)) != len(al.l2):
-            problems.append(f"{axis}.l2 has duplicates: {al.l2}")
-        if UNSPECIFIED in al.l2 and len(al.l2) > 1:
-            problems.append(f"{axis}.l2: {UNSPECIFIED!r} cannot be combined with other labels")
-        for l2 in al.l2:
-            if l2 != UNSPECIFIED and l2 not in kids:
-                problems.append(f"{axis}.l2 {l2!r} is not a child of {al.l1!r}" + (" (it has no children: use 'unspecified')" if not kids else ""))
+        problems += check_axis_label(getattr(labels, axis), axis, taxonomy)
     for dim in SCALE_DIMENSIONS:
         value = getattr(labels, dim)
         if value not in taxonomy.levels(dim):
