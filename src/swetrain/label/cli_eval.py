@@ -149,10 +149,12 @@ class _EncoderBar:
     """A rich progress bar over the encoder's training steps (one task per fit)."""
 
     def __init__(self, label: str):
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.label = label
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        # on stderr: stdout carries --json output
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=Console(stderr=True))
         self.task = None
         self.fits = 0
 
