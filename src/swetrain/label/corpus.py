@@ -90,6 +90,20 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _check_row_keys(row: Mapping[str, Any], at: str, keys: Sequence[str], seen: set[str]) -> str:
+    """The row's location for messages, after checking its string ``keys``, id uniqueness (``seen``) and origin."""
+    where = f"{at} ({row.get('instance_id', '?')})"
+    for key in keys:
+        if not isinstance(row.get(key), str) or not row[key].strip():
+            raise CorpusError(f"{where}: missing or empty {key!r}")
+    if row["instance_id"] in seen:
+        raise CorpusError(f"{where}: duplicate instance_id")
+    seen.add(row["instance_id"])
+    if row["origin"] not in TEXT_FILES:
+        raise CorpusError(f"{where}: origin {row['origin']!r} is not one of {list(TEXT_FILES)}")
+    return where
+
+
 def read_corpus(path: str | Path | None = None, taxonomy: Taxonomy | None = None) -> list[CorpusRow]:
     """Read and check the corpus file (labels only); the first bad row raises :class:`CorpusError`."""
     path = Path(path) if path is not None else CORPUS_PATH
@@ -99,15 +113,7 @@ def read_corpus(path: str | Path | None = None, taxonomy: Taxonomy | None = None
     out: list[CorpusRow] = []
     seen: set[str] = set()
     for i, row in enumerate(_read_jsonl(path), start=1):
-        where = f"{path}: row {i} ({row.get('instance_id', '?')})"
-        for key in ("instance_id", "repo", "origin", "rationale"):
-            if not isinstance(row.get(key), str) or not row[key].strip():
-                raise CorpusError(f"{where}: missing or empty {key!r}")
-        if row["instance_id"] in seen:
-            raise CorpusError(f"{where}: duplicate instance_id")
-        seen.add(row["instance_id"])
-        if row["origin"] not in TEXT_FILES:
-            raise CorpusError(f"{where}: origin {row['origin']!r} is not one of {list(TEXT_FILES)}")
+        where = _check_row_keys(row, f"{path}: row {i}", ("instance_id", "repo", "origin", "rationale"), seen)
         problems = check_labels(row.get("labels") or {}, tax)
         if problems:
             raise CorpusError(f"{where}: labels do not fit the taxonomy: {'; '.join(problems)}")
@@ -174,17 +180,10 @@ def load_supplement(path: str | Path | None = None, data_dir: str | Path | None 
     if not path.exists():
         raise CorpusError(f"{path}: Task Type supplement file does not exist")
     tax = taxonomy or default_taxonomy()
-    rows, seen = [], set()
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for i, row in enumerate(_read_jsonl(path), start=1):
-        where = f"{path}: row {i} ({row.get('instance_id', '?')})"
-        for key in ("instance_id", "repo", "origin"):
-            if not isinstance(row.get(key), str) or not row[key].strip():
-                raise CorpusError(f"{where}: missing or empty {key!r}")
-        if row["instance_id"] in seen:
-            raise CorpusError(f"{where}: duplicate instance_id")
-        seen.add(row["instance_id"])
-        if row["origin"] not in TEXT_FILES:
-            raise CorpusError(f"{where}: origin {row['origin']!r} is not one of {list(TEXT_FILES)}")
+        where = _check_row_keys(row, f"{path}: row {i}", ("instance_id", "repo", "origin"), seen)
         labels = row.get("labels")
         task = labels.get("task_type") if isinstance(labels, dict) else None
         problems = check_axis_label(task, "task_type", tax) if isinstance(task, dict) else ["labels.task_type is missing"]
