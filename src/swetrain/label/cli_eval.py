@@ -224,7 +224,9 @@ def train(
                             encoder=enc_config, supplement=sup_rows, progress=bar)
     out = out or DEFAULT_MODEL_PATH
     model.save(out)
-    typer.echo(f"trained on {len(rows)} rows ({model.meta['repos']} repositories), seed {seed}, digest {model.digest()} -> {out}")
+    enc = model.meta.get("task_encoder")
+    extra = f" + Task Type encoder on {enc['rows'] + enc['supplement_rows']} rows ({enc['supplement_rows']} from the supplement)" if enc else ""
+    typer.echo(f"trained on {len(rows)} rows ({model.meta['repos']} repositories){extra}, seed {seed}, digest {model.digest()} -> {out}")
 
 
 def _print_result(result: dict[str, Any], as_json: bool, matrices: bool) -> None:
