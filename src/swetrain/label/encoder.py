@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from swetrain.label.adapters import Evidence
-from swetrain.label.learn import sqrt_class_weights
+from swetrain.label.weighting import sqrt_class_weights
 
 ENCODER_VERSION = "tt-encoder-v1"
 HEAD_FILE = "head.npz"

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from swetrain.label.metrics import axis_value
+from swetrain.label.weighting import sqrt_class_weights
 from swetrain.label.routing import route_of
 
 MODEL_VERSION = "learned-v3"
@@ -106,15 +107,6 @@ class AxisModel:
         z = z - z.max(axis=1, keepdims=True)
         e = np.exp(z)
         return e / e.sum(axis=1, keepdims=True)
-
-
-def sqrt_class_weights(labels: Sequence[str], classes: Sequence[str]) -> np.ndarray:
-    """Per class ``(n / (k * n_class)) ** 0.5``, half way between none and balanced (0 for a class with no rows)."""
-    counts = np.array([sum(1 for v in labels if v == c) for c in classes], dtype=np.float64)
-    present = counts > 0
-    out = np.zeros(len(classes))
-    out[present] = (len(labels) / (present.sum() * counts[present])) ** 0.5
-    return out
 
 
 def mix_task_type(p_linear: np.ndarray, linear_classes: Sequence[str], p_encoder: np.ndarray, encoder_classes: Sequence[str],
