@@ -91,11 +91,11 @@ def cross_validate(rows: Sequence[Mapping[str, Any]], k: int = 5, seed: int = 0,
     for fi, test in enumerate(folds):
         train = np.setdiff1d(np.arange(len(rows)), test)
         sup = fold_supplement(supplement, [rows[i] for i in test]) if encoder is not None else []
-        key = (tuple(rows[i]["instance_id"] for i in train), len(sup), encoder)
-        cached = encoder_cache.get(key) if encoder_cache is not None and encoder is not None else None
+        share = encoder is not None and encoder_cache is not None
+        key = (tuple(rows[i]["instance_id"] for i in train), len(sup), encoder) if share else None
         model = train_model([rows[i] for i in train], feat, seed=seed, c=c, meta={"fold": fi}, encoder=encoder, supplement=sup,
-                            progress=encoder_progress, trained_encoder=cached)
-        if encoder_cache is not None and model.task_encoder is not None:
+                            progress=encoder_progress, trained_encoder=encoder_cache.get(key) if share else None)
+        if share:
             encoder_cache[key] = model.task_encoder
         labeler = Labeler(LearnedBackend(tax, model=model, featurizer=feat, pool=pool), taxonomy=tax, pool_repositories=pool, abstain=abstain)
         out = labeler.label_rows([inputs[i] for i in test])

@@ -59,25 +59,40 @@ def find_model_dir() -> Path:
     raise EmbeddingUnavailable(INSTALL_HINT)
 
 
+def load_encoder(model_dir: str | Path | None = None) -> tuple[Any, Any, Path]:
+    """(model, tokenizer, folder) of a MiniLM-style encoder, offline: ``model_dir`` or the packaged model.
+
+    Any loader failure raises :class:`EmbeddingUnavailable` naming the folder.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    path = Path(model_dir) if model_dir is not None else find_model_dir()
+    try:
+        return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), path
+    except Exception as exc:  # noqa: BLE001 - report any loader failure with the folder
+        raise EmbeddingUnavailable(f"could not load the embedding model from {path}: {exc}") from exc
+
+
+def mean_pool(hidden: Any, attention_mask: Any) -> Any:
+    """(B, T, H) token states averaged over the unmasked tokens -> (B, H)."""
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+
+
 class Embedder:
     """Mean-pooled, normalised sentence embeddings from the packaged MiniLM model."""
 
     def __init__(self, model_dir: str | Path | None = None, max_length: int = 96, batch_size: int = 32, threads: int | None = None):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
 
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-        self.model_dir = Path(model_dir) if model_dir is not None else find_model_dir()
-        try:
-            self.tokenizer: Any = AutoTokenizer.from_pretrained(self.model_dir)
-            self.model: Any = AutoModel.from_pretrained(self.model_dir).eval()
-        except Exception as exc:  # noqa: BLE001 - report any loader failure with the folder
-            raise EmbeddingUnavailable(f"could not load the embedding model from {self.model_dir}: {exc}") from exc
+        model, self.tokenizer, self.model_dir = load_encoder(model_dir)
+        self.model: Any = model.eval()
         if threads is not None:
             torch.set_num_threads(threads)
         self.max_length = max_length
@@ -102,9 +117,7 @@ class Embedder:
                 idx = order[start : start + self.batch_size]
                 batch = self.tokenizer([texts[i] or " " for i in idx], padding=True, truncation=True, max_length=limit, return_tensors="pt")
                 hidden = self.model(**batch).last_hidden_state  # (B, T, 384)
-                mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
-                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)  # (B, 384)
-                pooled = torch.nn.functional.normalize(pooled, dim=-1)
+                pooled = torch.nn.functional.normalize(mean_pool(hidden, batch["attention_mask"]), dim=-1)  # (B, 384)
                 out[idx] = pooled.float().numpy()
         return out
 

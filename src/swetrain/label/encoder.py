@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from swetrain.label.adapters import Evidence
+from swetrain.label.embed import mean_pool
 from swetrain.label.weighting import sqrt_class_weights
 
 ENCODER_VERSION = "tt-encoder-v1"
@@ -62,21 +62,16 @@ def encoder_inputs(ev: Evidence, config: EncoderConfig) -> tuple[str, str]:
 
 
 def _device():
-    import torch
+    from swetrain.policy.hf import resolve_device
 
-    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+    return resolve_device(None)
 
 
 def _autocast(device):
-    import contextlib
+    """bf16 autocast where ``device`` computes bf16 natively (a bf16 GPU; a CPU with AMX / AVX-512 BF16), else none."""
+    from swetrain.train.update import autocast_context
 
-    import torch
-
-    if device.type == "cuda":
-        return torch.autocast("cuda", dtype=torch.bfloat16)
-    from swetrain.policy.cpu_features import native_bf16
-
-    return torch.autocast("cpu", dtype=torch.bfloat16) if native_bf16() else contextlib.nullcontext()
+    return autocast_context(device, "bf16-native")
 
 
 class TaskTypeEncoder:
@@ -94,20 +89,12 @@ class TaskTypeEncoder:
     # ---- construction -----------------------------------------------------------------------
     @staticmethod
     def _base(model_dir: str | Path | None) -> tuple[Any, Any, Path]:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        from transformers import AutoModel, AutoTokenizer
-        from transformers.utils import logging as hf_logging
+        from swetrain.label.embed import EmbeddingUnavailable, load_encoder
 
-        from swetrain.label.embed import find_model_dir
-
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-        path = Path(model_dir) if model_dir is not None else find_model_dir()
         try:
-            return AutoModel.from_pretrained(path), AutoTokenizer.from_pretrained(path), path
-        except Exception as exc:  # noqa: BLE001 - any loader failure, reported with the folder
-            raise EncoderError(f"{path}: could not load the encoder ({exc})") from exc
+            return load_encoder(model_dir)
+        except EmbeddingUnavailable as exc:
+            raise EncoderError(str(exc)) from exc
 
     @classmethod
     def train(cls, pairs: Sequence[tuple[str, str]], labels: Sequence[str], config: EncoderConfig = EncoderConfig(),
@@ -155,9 +142,7 @@ class TaskTypeEncoder:
         batch = self.tokenizer(list(first), list(second), truncation="longest_first", max_length=self.config.max_length,
                                padding=True, return_tensors="pt").to(next(self.encoder.parameters()).device)
         hidden = self.encoder(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).last_hidden_state
-        mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
-        pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-        return self.head(pooled)
+        return self.head(mean_pool(hidden, batch["attention_mask"]))
 
     def proba(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
         """(n, len(classes)) softmax probabilities."""
