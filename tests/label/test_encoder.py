@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from swetrain.label.corpus import SUPPLEMENT_PATH, CorpusError, load_supplement
 from swetrain.label.crossval import cross_validate, fold_supplement, train_model
-from swetrain.label.encoder import EncoderConfig, TaskTypeEncoder
+from swetrain.label.encoder import EncoderConfig, EncoderError, TaskTypeEncoder, TaskTypeEnsemble, load_task_encoder, train_task_encoder
 from swetrain.label.learn import LearnedModel, ModelError, encoder_folder, mix_task_type
 
 from test_learn import StubFeaturizer, _rows
@@ -52,6 +52,32 @@ def test_encoder_learns_round_trips_and_is_seeded(tiny_encoder, tmp_path) -> Non
     assert again.digest() == tiny_encoder.digest() and again.config == TINY
     assert np.allclose(again.proba(PAIRS[:4]), p, atol=1e-5)
     assert TaskTypeEncoder.train(PAIRS, LABELS, TINY).digest() == tiny_encoder.digest()  # same seed, same weights
+
+
+def test_ensemble_averages_seeded_members_and_round_trips(taxonomy, tiny_encoder, tmp_path) -> None:
+    seen: list[tuple[int, int]] = []
+    ens = train_task_encoder(PAIRS, LABELS, EncoderConfig(**{**TINY.__dict__, "members": 2}), progress=lambda s, t: seen.append((s, t)))
+    assert isinstance(ens, TaskTypeEnsemble) and ens.config.members == 2 and ens.classes == tiny_encoder.classes
+    # member i is the single encoder of seed + i: member 0 is exactly the fixture's encoder
+    assert ens.members[0].digest() == tiny_encoder.digest() != ens.members[1].digest()
+    assert np.allclose(ens.proba(PAIRS[:4]), (ens.members[0].proba(PAIRS[:4]) + ens.members[1].proba(PAIRS[:4])) / 2)
+    total = seen[-1][1]
+    assert [s for s, _ in seen] == list(range(1, total + 1)) and all(t == total for _, t in seen)  # one count over both members
+    ens.save(tmp_path / "ens")
+    again = load_task_encoder(tmp_path / "ens")
+    assert isinstance(again, TaskTypeEnsemble) and again.digest() == ens.digest() and again.config == ens.config
+    assert np.allclose(again.proba(PAIRS[:4]), ens.proba(PAIRS[:4]), atol=1e-5)
+    assert isinstance(load_task_encoder(tmp_path / "ens" / "member_1"), TaskTypeEncoder)
+    model = train_model(_rows(), StubFeaturizer(taxonomy), seed=0)
+    model.task_encoder = ens
+    model.save(tmp_path / "m.npz")
+    assert LearnedModel.load(tmp_path / "m.npz").task_encoder.digest() == ens.digest()
+    # a member swapped on disk is refused
+    tiny_encoder.save(tmp_path / "ens" / "member_1")
+    with pytest.raises(EncoderError, match="digest differs"):
+        load_task_encoder(tmp_path / "ens")
+    with pytest.raises(EncoderError, match="members must be at least 1"):
+        train_task_encoder(PAIRS, LABELS, EncoderConfig(**{**TINY.__dict__, "members": 0}))
 
 
 def test_model_with_encoder_saves_beside_itself_and_mixes(taxonomy, tiny_encoder, tmp_path) -> None:

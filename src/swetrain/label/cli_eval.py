@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -122,18 +123,22 @@ def _cards(repo_cards: Optional[list[Path]], no_cards: bool):
     return out
 
 
-def _encoder_setup(task_encoder: bool, supplement: Optional[Path], no_supplement: bool, epochs: Optional[int], data_dir: Optional[Path]):
+def _encoder_setup(task_encoder: bool, supplement: Optional[Path], no_supplement: bool, epochs: Optional[int], data_dir: Optional[Path],
+                   members: Optional[int] = None):
     """(EncoderConfig or None, the Task Type supplement rows) from the --task-encoder options."""
     if not task_encoder:
-        if supplement is not None or no_supplement or epochs is not None:
-            _fail("--supplement / --no-supplement / --encoder-epochs need --task-encoder")
+        if supplement is not None or no_supplement or epochs is not None or members is not None:
+            _fail("--supplement / --no-supplement / --encoder-epochs / --encoder-members need --task-encoder")
         return None, []
     from swetrain.label.corpus import CorpusError, load_supplement
     from swetrain.label.encoder import EncoderConfig
 
     if epochs is not None and epochs < 1:
         _fail(f"--encoder-epochs must be at least 1, got {epochs}")
-    config = EncoderConfig(epochs=epochs) if epochs is not None else EncoderConfig()
+    if members is not None and members < 1:
+        _fail(f"--encoder-members must be at least 1, got {members}")
+    config = EncoderConfig()
+    config = replace(config, epochs=epochs if epochs is not None else config.epochs, members=members if members is not None else config.members)
     if no_supplement:
         return config, []
     try:
@@ -172,6 +177,7 @@ class _EncoderBar:
         return self.bar.__exit__(*exc)
 
 
+_MEMBERS_HELP = "--task-encoder: fine-tune this many seeds and average them (default: EncoderConfig.members)"
 _TASK_ENCODER_HELP = "also fine-tune the Task Type encoder (MiniLM, minutes on CPU) and mix its L1 probabilities in (docs/labels.md)"
 
 
@@ -201,6 +207,7 @@ def train(
     supplement: Optional[Path] = typer.Option(None, "--supplement", help="--task-encoder: Task Type supplement file (default: the packaged one)"),
     no_supplement: bool = typer.Option(False, "--no-supplement", help="--task-encoder: train the encoder on the corpus only"),
     encoder_epochs: Optional[int] = typer.Option(None, "--encoder-epochs", help="--task-encoder: fine-tuning epochs (default 3)"),
+    encoder_members: Optional[int] = typer.Option(None, "--encoder-members", help=_MEMBERS_HELP),
 ) -> None:
     """Train the per-axis calibrated classifiers (and the Domain card model) on the whole corpus (deterministic from --seed)."""
     from swetrain.label.corpus import corpus_hash
@@ -216,7 +223,7 @@ def train(
     cards = _cards(repo_cards, no_cards)
     rows = with_cards(rows, cards)
     typer.echo(f"{sum('repo_card' in r for r in rows)} of {len(rows)} corpus rows have a repository card", err=True)
-    enc_config, sup_rows = _encoder_setup(task_encoder, supplement, no_supplement, encoder_epochs, data_dir)
+    enc_config, sup_rows = _encoder_setup(task_encoder, supplement, no_supplement, encoder_epochs, data_dir, encoder_members)
     feat = _featurizer()
     with _EncoderBar("fine-tune Task Type encoder") as bar:
         model = train_model(rows, feat, seed=seed, c=c or DEFAULT_C,
@@ -261,6 +268,7 @@ def evaluate_cmd(
     supplement: Optional[Path] = typer.Option(None, "--supplement", help="--cv --task-encoder: Task Type supplement file (default: the packaged one)"),
     no_supplement: bool = typer.Option(False, "--no-supplement", help="--cv --task-encoder: train the encoders on the corpus folds only"),
     encoder_epochs: Optional[int] = typer.Option(None, "--encoder-epochs", help="--cv --task-encoder: fine-tuning epochs (default 3)"),
+    encoder_members: Optional[int] = typer.Option(None, "--encoder-members", help="--cv " + _MEMBERS_HELP),
 ) -> None:
     """Per-axis accuracy, macro-F1 and confusion matrices of PRED against GOLD, or of grouped CV (--cv).
 
@@ -283,7 +291,7 @@ def evaluate_cmd(
         _threads()
         rows = _load(corpus, data_dir)
         table = _cards(repo_cards, False)
-        enc_config, sup_rows = _encoder_setup(task_encoder, supplement, no_supplement, encoder_epochs, data_dir)
+        enc_config, sup_rows = _encoder_setup(task_encoder, supplement, no_supplement, encoder_epochs, data_dir, encoder_members)
         feat = _featurizer()
         runs: dict[str, Any] = {}
         encoder_cache: dict[Any, Any] = {}  # the encoder reads no card: both card variants share each fold's
@@ -301,7 +309,7 @@ def evaluate_cmd(
                             "rows_with_card": n_card, "rows_without_card": len(inputs) - n_card,
                             "fold_rows": [len(f) for f in fold_idx], "repos": len({r["repo"].lower() for r in rows}),
                             "task_encoder": None if enc_config is None else {"supplement_rows": len(sup_rows), "mix": enc_config.mix,
-                                                                             "epochs": enc_config.epochs}}
+                                                                             "epochs": enc_config.epochs, "members": enc_config.members}}
             runs[variant] = (result, preds)
         if out_dir is not None:
             from swetrain.label.evalreport import plot_confusions, plot_coverage

@@ -49,13 +49,13 @@ def train_model(rows: Sequence[Mapping[str, Any]], featurizer: Featurizer, seed:
     model = LearnedModel.fit(x, [r["labels"] for r in rows], [r["repo"] for r in rows], featurizer.names, seed=seed, c=c, meta=meta,
                              domain_classes=featurizer.domain_families)
     if encoder is not None:
-        from swetrain.label.encoder import TaskTypeEncoder, encoder_inputs
+        from swetrain.label.encoder import encoder_inputs, train_task_encoder
 
         if trained_encoder is None:
             extra = [from_issue_change(r) for r in labeler_inputs(supplement)]
             pairs = [encoder_inputs(e, encoder) for e in evs + extra]
             labels = [r["labels"]["task_type"]["l1"] for r in [*rows, *supplement]]
-            trained_encoder = TaskTypeEncoder.train(pairs, labels, encoder, progress=progress)
+            trained_encoder = train_task_encoder(pairs, labels, encoder, progress=progress)
         model.task_encoder = trained_encoder
         model.meta["task_encoder"] = {"rows": len(rows), "supplement_rows": len(supplement), "mix": encoder.mix,
                                       "config": model.task_encoder.meta["config"]}

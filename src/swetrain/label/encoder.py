@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,7 @@ class EncoderConfig:
     patch_chars: int = 1000
     mix: float = 0.5  # weight of the encoder's L1 probabilities against the linear model's
     seed: int = 0
+    members: int = 1  # fine-tuned copies (seeds seed, seed+1, ...) whose probabilities are averaged
 
 
 def encoder_inputs(ev: Evidence, config: EncoderConfig) -> tuple[str, str]:
@@ -202,3 +203,91 @@ class TaskTypeEncoder:
             head.bias.copy_(bias)
         device = _device()
         return cls(classes, config, encoder.to(device).eval(), head.to(device), tokenizer, meta)
+
+
+class TaskTypeEnsemble:
+    """Encoders fine-tuned on the same rows with seeds ``seed .. seed + n - 1``; their probabilities are averaged.
+
+    Fine-tuning a small encoder on ~1,000 rows is noisy from seed to seed (the head's init and the
+    batch order); the mean of a few members is steadier than any one (docs/labels.md). It has the
+    single encoder's interface (``classes``, ``config``, ``meta``, ``proba``, ``digest``, ``save``) and
+    is saved as ``member_<i>/`` encoder folders under one ``meta.json``.
+    """
+
+    def __init__(self, members: Sequence[TaskTypeEncoder], config: EncoderConfig):
+        if not members:
+            raise EncoderError("an encoder ensemble needs at least one member")
+        classes = members[0].classes
+        for i, m in enumerate(members):
+            if m.classes != classes:
+                raise EncoderError(f"ensemble member {i} has classes {m.classes}, member 0 has {classes}")
+        self.members = list(members)
+        self.classes = list(classes)
+        self.config = config
+        self.meta = {**members[0].meta, "config": asdict(config), "members": [m.digest() for m in members]}
+        self._digest: str | None = None
+
+    def proba(self, pairs: Sequence[tuple[str, str]], batch_size: int = 32) -> np.ndarray:
+        return np.mean([m.proba(pairs, batch_size) for m in self.members], axis=0)
+
+    def digest(self) -> str:
+        if self._digest is None:
+            self._digest = hashlib.sha256(json.dumps([m.digest() for m in self.members]).encode()).hexdigest()[:16]
+        return self._digest
+
+    def save(self, folder: str | Path) -> None:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        for i, m in enumerate(self.members):
+            m.save(folder / f"member_{i}")
+        meta = {**self.meta, "version": ENCODER_VERSION, "ensemble": len(self.members), "classes": self.classes, "digest": self.digest()}
+        (folder / META_FILE).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, folder: str | Path) -> TaskTypeEnsemble:
+        folder = Path(folder)
+        meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        n = int(meta["ensemble"])
+        members = [TaskTypeEncoder.load(folder / f"member_{i}") for i in range(n)]
+        known = set(EncoderConfig.__dataclass_fields__)
+        ens = cls(members, EncoderConfig(**{k: v for k, v in meta.get("config", {}).items() if k in known}))
+        if meta.get("digest") and ens.digest() != meta["digest"]:
+            raise EncoderError(f"{folder}: its members are not the ones the ensemble was saved with (digest differs)")
+        return ens
+
+
+def train_task_encoder(pairs: Sequence[tuple[str, str]], labels: Sequence[str], config: EncoderConfig = EncoderConfig(),
+                       model_dir: str | Path | None = None,
+                       progress: Callable[[int, int], None] | None = None) -> TaskTypeEncoder | TaskTypeEnsemble:
+    """One encoder (``config.members == 1``) or an ensemble of ``config.members`` seeds; ``progress``
+    sees the steps of all members as one count."""
+    if config.members < 1:
+        raise EncoderError(f"members must be at least 1, got {config.members}")
+    if config.members == 1:
+        return TaskTypeEncoder.train(pairs, labels, config, model_dir, progress)
+    members = []
+    for i in range(config.members):
+        def member_progress(step: int, total: int, i: int = i) -> None:
+            if progress is not None:
+                progress(i * total + step, config.members * total)
+        members.append(TaskTypeEncoder.train(pairs, labels, replace(config, seed=config.seed + i, members=1), model_dir, member_progress))
+    return TaskTypeEnsemble(members, config)
+
+
+def load_task_encoder(folder: str | Path) -> TaskTypeEncoder | TaskTypeEnsemble:
+    """A saved encoder or ensemble folder (:meth:`TaskTypeEncoder.save` / :meth:`TaskTypeEnsemble.save`)."""
+    folder = Path(folder)
+    meta_path = folder / META_FILE
+    if meta_path.exists():
+        try:
+            ensemble = "ensemble" in json.loads(meta_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise EncoderError(f"{meta_path}: unreadable ({exc})") from None
+        if ensemble:
+            try:
+                return TaskTypeEnsemble.load(folder)
+            except (OSError, KeyError, ValueError, TypeError) as exc:
+                if isinstance(exc, EncoderError):
+                    raise
+                raise EncoderError(f"{folder}: not a Task Type encoder ensemble ({exc})") from None
+    return TaskTypeEncoder.load(folder)

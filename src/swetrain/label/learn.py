@@ -489,11 +489,11 @@ class LearnedModel:
         except (OSError, KeyError, ValueError) as exc:
             raise ModelError(f"{path}: not a learned labeler model ({exc})") from None
         if "task_encoder" in header:
-            from swetrain.label.encoder import EncoderError, TaskTypeEncoder
+            from swetrain.label.encoder import EncoderError, load_task_encoder
 
             folder = path.parent / header["task_encoder"]["folder"]
             try:
-                model.task_encoder = TaskTypeEncoder.load(folder)
+                model.task_encoder = load_task_encoder(folder)
             except EncoderError as exc:
                 raise ModelError(f"{path}: its Task Type encoder: {exc}") from None
             if model.task_encoder.digest() != header["task_encoder"]["digest"]:
