@@ -57,6 +57,12 @@ class EncoderConfig:
     members: int = 1  # fine-tuned copies (seeds seed, seed+1, ...) whose probabilities are averaged
 
 
+def _config_from(meta: dict[str, Any]) -> EncoderConfig:
+    """The EncoderConfig saved in a folder's meta.json (fields a newer version added take their defaults)."""
+    known = set(EncoderConfig.__dataclass_fields__)
+    return EncoderConfig(**{k: v for k, v in meta.get("config", {}).items() if k in known})
+
+
 def encoder_inputs(ev: Evidence, config: EncoderConfig) -> tuple[str, str]:
     """The (statement, changed lines of the patch) pair the encoder reads."""
     return ev.statement[: config.statement_chars] or " ", ev.patch_excerpt[: config.patch_chars] or " "
@@ -189,8 +195,7 @@ class TaskTypeEncoder:
         if not (folder / META_FILE).exists() or not (folder / HEAD_FILE).exists():
             raise EncoderError(f"{folder}: not a Task Type encoder folder (no {META_FILE} / {HEAD_FILE}); retrain with `swetrain label train --task-encoder`")
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-        known = set(EncoderConfig.__dataclass_fields__)
-        config = EncoderConfig(**{k: v for k, v in meta.get("config", {}).items() if k in known})
+        config = _config_from(meta)
         encoder, tokenizer, _ = cls._base(folder)
         with np.load(folder / HEAD_FILE) as z:
             weight, bias = torch.from_numpy(z["weight"]), torch.from_numpy(z["bias"])
@@ -249,8 +254,7 @@ class TaskTypeEnsemble:
         meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
         n = int(meta["ensemble"])
         members = [TaskTypeEncoder.load(folder / f"member_{i}") for i in range(n)]
-        known = set(EncoderConfig.__dataclass_fields__)
-        ens = cls(members, EncoderConfig(**{k: v for k, v in meta.get("config", {}).items() if k in known}))
+        ens = cls(members, _config_from(meta))
         if meta.get("digest") and ens.digest() != meta["digest"]:
             raise EncoderError(f"{folder}: its members are not the ones the ensemble was saved with (digest differs)")
         return ens
