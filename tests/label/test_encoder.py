@@ -170,3 +170,8 @@ def test_cli_encoder_options_need_task_encoder(tmp_path) -> None:
     res = CliRunner().invoke(app, ["label", "train", "--out", str(tmp_path / "m.npz"), "--no-supplement"])
     assert res.exit_code == 2 and "need --task-encoder" in res.output
     assert not (tmp_path / "m.npz").exists()
+    res = CliRunner().invoke(app, ["label", "eval", "--cv", "--encoder-members", "2"])
+    assert res.exit_code == 2 and "need --task-encoder" in res.output
+    res = CliRunner().invoke(app, ["label", "train", "--out", str(tmp_path / "m.npz"), "--task-encoder", "--encoder-members", "0"])
+    assert res.exit_code == 2 and "--encoder-members must be at least 1, got 0" in res.output
+    assert not (tmp_path / "m.npz").exists()
